@@ -1,0 +1,37 @@
+# `make run` starts the product with demo data; `make test` runs the whole suite.
+# The virtualenv lives in .venv and is reinstalled only when a requirements file changes.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTHON ?= $(shell command -v python3.13 || command -v python3)
+export PORT ?= 8000
+
+.PHONY: run test setup setup-test clean
+
+$(VENV)/bin/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 13) else "Python 3.13 is needed (see .python-version)")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed-run: requirements.txt | $(VENV)/bin/python
+	$(PY) -m pip install -q -r requirements.txt
+	@touch $@
+
+$(VENV)/.installed-test: requirements.txt requirements-test.txt | $(VENV)/bin/python
+	$(PY) -m pip install -q -r requirements-test.txt
+	@touch $@ $(VENV)/.installed-run
+
+setup: $(VENV)/.installed-run
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo
+
+setup-test: $(VENV)/.installed-test
+
+run: setup
+	$(PY) manage.py serve
+
+test: setup-test
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,58 @@
+"""One error shape for the whole API: {"detail": "..."} (plus "errors" per field on 422)."""
+import logging
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
+from rest_framework.views import exception_handler as drf_exception_handler
+
+log = logging.getLogger(__name__)
+
+
+def _first_messages(errors, prefix: str = "") -> list[str]:
+    if isinstance(errors, dict):
+        lines = []
+        for field, value in errors.items():
+            name = f"{prefix}{field}" if field != "non_field_errors" else prefix.rstrip(".")
+            lines += _first_messages(value, f"{name}." if name else "")
+        return lines
+    if isinstance(errors, list):
+        if errors and all(isinstance(item, str) for item in errors):
+            field = prefix.rstrip(".")
+            return [f"{field}: {errors[0]}" if field else str(errors[0])]
+        lines = []
+        for index, item in enumerate(errors):
+            if item:
+                lines += _first_messages(item, f"{prefix}{index}.")
+        return lines
+    field = prefix.rstrip(".")
+    return [f"{field}: {errors}" if field else str(errors)]
+
+
+def validation_response(errors) -> Response:
+    summary = "; ".join(_first_messages(errors)) or "Invalid input."
+    return Response({"detail": f"Validation failed: {summary}", "errors": errors}, status=422)
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(as_serializer_error(exc))
+    elif isinstance(exc, (ObjectDoesNotExist, Http404)):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    if isinstance(exc, exceptions.ValidationError):
+        return validation_response(exc.detail)
+
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        log.exception("unhandled error in %s", context.get("view"), exc_info=exc)
+        return Response({"detail": "Internal server error."}, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+    if not (isinstance(response.data, dict) and isinstance(response.data.get("detail"), str)):
+        response.data = {"detail": str(response.data)}
+    return response

@@ -1,0 +1,68 @@
+"""POST /auth/login and /auth/logout: bearer session tokens for browser and mobile clients."""
+from django.contrib.auth import logout
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.authentication import SESSION_ONLY, request_client_ip
+from mailcore.apikeys.models import SessionToken
+from mailcore.apikeys.services import CredentialRejected
+from mailcore.apikeys.sessions import LoginThrottled, session_login, session_token_revoke
+
+
+class LoginInput(serializers.Serializer):
+    email = serializers.EmailField()
+    password = serializers.CharField(trim_whitespace=False)
+
+
+class LoginOutput(serializers.Serializer):
+    token = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+
+
+class AuthLoginApi(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        tags=["auth"],
+        request=LoginInput,
+        responses={200: LoginOutput},
+        summary="Log in with email and password",
+        description="Returns a bearer token for session-only endpoints. Wrong credentials give 401; "
+        "repeated failures from one address or for one email give 429 with Retry-After.",
+    )
+    def post(self, request):
+        data = LoginInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            token, raw = session_login(client_ip=request_client_ip(request), **data.validated_data)
+        except LoginThrottled as exc:
+            raise exceptions.Throttled(wait=exc.retry_after, detail=str(exc)) from None
+        except CredentialRejected as exc:
+            error = exceptions.PermissionDenied if exc.status == 403 else exceptions.AuthenticationFailed
+            raise error(exc.detail) from None
+        return Response(LoginOutput({"token": raw, "expires_at": token.expires_at}).data)
+
+
+class AuthLogoutApi(APIView):
+    authentication_classes = SESSION_ONLY
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        tags=["auth"],
+        request=None,
+        responses={204: None},
+        summary="Log out",
+        description="Revokes the bearer token used for this request (or ends the cookie session).",
+    )
+    def post(self, request):
+        if isinstance(request.auth, SessionToken):
+            session_token_revoke(token=request.auth)
+        else:
+            logout(request._request)
+        return Response(status=204)
+
+

@@ -1,0 +1,104 @@
+"""Session tokens for the JSON API: password login with throttling, bearer checks, logout."""
+import time
+from datetime import datetime
+
+from allauth.account.models import EmailAddress
+from django.conf import settings
+from django.contrib.auth import authenticate
+from django.core.cache import cache
+from django.utils import timezone
+
+from mailcore.accounts.models import User
+from mailcore.apikeys.models import SessionToken
+from mailcore.apikeys.services import CredentialRejected
+from mailcore.credentials import credential_new, digest_matches, prefix_of
+
+SESSION_TOKEN_KIND = "st"
+
+
+class LoginThrottled(Exception):
+    def __init__(self, retry_after: int):
+        super().__init__(f"Too many failed logins. Try again in {retry_after} seconds.")
+        self.retry_after = retry_after
+
+
+class EmailNotVerified(CredentialRejected):
+    status = 403
+
+
+def _throttle_keys(email: str, client_ip: str) -> list[str]:
+    return [f"login-fail:email:{email.strip().lower()}", f"login-fail:ip:{client_ip}"]
+
+
+def _throttle_check(keys: list[str]) -> None:
+    window = int(settings.LOGIN_FAILURE_WINDOW.total_seconds())
+    state = cache.get_many([f"{key}:count" for key in keys] + [f"{key}:since" for key in keys])
+    for key in keys:
+        if state.get(f"{key}:count", 0) >= settings.LOGIN_FAILURE_LIMIT:
+            since = state.get(f"{key}:since", time.time())
+            raise LoginThrottled(max(1, int(since + window - time.time())))
+
+
+def _throttle_count_failure(keys: list[str]) -> None:
+    window = int(settings.LOGIN_FAILURE_WINDOW.total_seconds())
+    for key in keys:
+        cache.add(f"{key}:since", time.time(), window)
+        if cache.add(f"{key}:count", 1, window):
+            continue
+        try:
+            cache.incr(f"{key}:count")
+        except ValueError:  # expired between add and incr
+            cache.add(f"{key}:count", 1, window)
+
+
+def session_login(*, email: str, password: str, client_ip: str) -> tuple[SessionToken, str]:
+    """Check a password and issue a bearer token; repeated failures are throttled."""
+    keys = _throttle_keys(email, client_ip)
+    _throttle_check(keys)
+    user = authenticate(None, username=email.strip(), password=password)
+    if user is None:
+        _throttle_count_failure(keys)
+        raise CredentialRejected("Wrong email or password.")
+    if (
+        settings.ACCOUNT_EMAIL_VERIFICATION == "mandatory"
+        and not EmailAddress.objects.filter(user=user, verified=True).exists()
+    ):
+        raise EmailNotVerified("Verify your email address first; we sent you a link when you signed up.")
+    return session_token_issue(user=user)
+
+
+def session_token_issue(*, user: User) -> tuple[SessionToken, str]:
+    credential = credential_new(SESSION_TOKEN_KIND)
+    token = SessionToken.objects.create(
+        user=user,
+        token_prefix=credential.prefix,
+        token_digest=credential.digest,
+        expires_at=timezone.now() + settings.SESSION_TOKEN_TTL,
+    )
+    return token, credential.raw
+
+
+def session_token_authenticate(*, raw: str) -> SessionToken:
+    prefix = prefix_of(raw, SESSION_TOKEN_KIND)
+    token = None
+    if prefix is not None:
+        token = SessionToken.objects.select_related("user__account__plan").filter(token_prefix=prefix).first()
+    if token is None or not digest_matches(raw, token.token_digest):
+        raise CredentialRejected("Invalid session token.")
+    if token.revoked_at is not None or token.expires_at <= timezone.now():
+        raise CredentialRejected("This session token has expired or was revoked; log in again.")
+    if not token.user.is_active:
+        raise CredentialRejected("This user is disabled.")
+    return token
+
+
+def session_token_revoke(*, token: SessionToken) -> None:
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+
+
+def session_tokens_purge_expired(*, now: datetime | None = None) -> int:
+    """Drop tokens that can no longer authenticate."""
+    deleted, _ = SessionToken.objects.filter(expires_at__lt=now or timezone.now()).delete()
+    return deleted

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MailcoreConfig(AppConfig):
+    name = "mailcore"
+    verbose_name = "Mail core"

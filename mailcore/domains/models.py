@@ -1,0 +1,31 @@
+from django.db import models
+
+from mailcore.accounts.models import Account
+from mailcore.partners.models import PartnerClient
+
+
+class Domain(models.Model):
+    """A mail domain an account has claimed; a name can be claimed by one account only."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        FAILED = "failed", "Failed"
+        VERIFIED = "verified", "Verified"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="domains")
+    client = models.ForeignKey(PartnerClient, on_delete=models.PROTECT, related_name="domains", null=True, blank=True)
+    name = models.CharField(max_length=253, unique=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    verification_token = models.CharField(max_length=64)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_verified(self) -> bool:
+        return self.status == self.Status.VERIFIED

@@ -1,0 +1,26 @@
+"""Writes for mailboxes."""
+from mailcore.accounts.models import Plan
+from mailcore.domains.models import Domain
+from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.passwords import mailbox_password_hash
+
+
+def mailbox_create(
+    *, domain: Domain, local_part: str, password: str, display_name: str = "", plan: Plan | None = None
+) -> Mailbox:
+    local_part = local_part.lower()
+    return Mailbox.objects.create(
+        account=domain.account,
+        domain=domain,
+        local_part=local_part,
+        address=f"{local_part}@{domain.name}",
+        display_name=display_name,
+        password_hash=mailbox_password_hash(password),
+        plan=plan,
+    )
+
+
+def mailbox_set_password(*, mailbox: Mailbox, password: str) -> Mailbox:
+    mailbox.password_hash = mailbox_password_hash(password)
+    mailbox.save(update_fields=["password_hash"])
+    return mailbox

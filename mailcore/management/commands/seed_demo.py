@@ -1,0 +1,108 @@
+"""Demo data for `make run` and scripts. Idempotent: running it again changes nothing but keys."""
+import json
+
+from allauth.account.models import EmailAddress
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from mailcore.accounts.models import Account, HostingPartner, Plan, User
+from mailcore.accounts.services import hosting_partner_enable, user_create_with_account
+from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES
+from mailcore.apikeys.services import api_key_create
+from mailcore.domains.models import Domain
+from mailcore.domains.services import domain_create, domain_mark_verified
+from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.services import mailbox_create, mailbox_set_password
+from mailcore.partners.models import PartnerClient
+
+PREMIUM = {"email": "demo@mailwell.test", "password": "demo-pass-2026", "domain": "demo.mailwell.test"}
+PARTNER = {"email": "partner@mailwell.test", "password": "partner-pass-2026", "domain": "acme-bakery.test"}
+MAILBOXES = [("hello", "Hello Team"), ("support", "Support")]
+MAILBOX_PASSWORD = "mailbox-pass-2026"
+CLIENT_NAME = "Acme Bakery"
+
+
+def _user(email: str, password: str, plan_code: str) -> User:
+    user = User.objects.filter(email=email).select_related("account").first()
+    if user is None:
+        user = user_create_with_account(email=email, password=password, plan_code=plan_code)
+    else:
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    if user.account.plan.code != plan_code:
+        Account.objects.filter(pk=user.account_id).update(plan=Plan.objects.get(code=plan_code))
+        user.account.refresh_from_db()
+    EmailAddress.objects.update_or_create(user=user, email=email, defaults={"verified": True, "primary": True})
+    return user
+
+
+def _verified_domain(account: Account, name: str, client: PartnerClient | None = None) -> Domain:
+    domain = Domain.objects.filter(name=name).first() or domain_create(account=account, name=name, client=client)
+    return domain_mark_verified(domain=domain)
+
+
+class Command(BaseCommand):
+    help = "Create the demo accounts (idempotent). --json prints them with fresh API keys."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--json", dest="as_json", action="store_true", help="Print one JSON object with new API keys.")
+
+    @transaction.atomic
+    def handle(self, *args, as_json: bool = False, **options):
+        premium_user = _user(PREMIUM["email"], PREMIUM["password"], "premium")
+        premium = premium_user.account
+        domain = _verified_domain(premium, PREMIUM["domain"])
+        addresses = []
+        for local_part, display_name in MAILBOXES:
+            mailbox = Mailbox.objects.filter(address=f"{local_part}@{domain.name}").first()
+            if mailbox is None:
+                mailbox = mailbox_create(
+                    domain=domain, local_part=local_part, password=MAILBOX_PASSWORD, display_name=display_name
+                )
+            else:
+                mailbox_set_password(mailbox=mailbox, password=MAILBOX_PASSWORD)
+            addresses.append(mailbox.address)
+
+        partner_user = _user(PARTNER["email"], PARTNER["password"], "premium")
+        partner = hosting_partner_enable(account=partner_user.account, status=HostingPartner.Status.ACTIVE)
+        client, _ = PartnerClient.objects.get_or_create(partner=partner, name=CLIENT_NAME)
+        partner_domain = _verified_domain(partner.account, PARTNER["domain"], client)
+
+        if not as_json:
+            self.stdout.write(
+                "Demo data ready.\n"
+                f"  Premium account: {PREMIUM['email']} / {PREMIUM['password']}\n"
+                f"    domain {domain.name}, mailboxes {', '.join(addresses)} (password {MAILBOX_PASSWORD})\n"
+                f"  Hosting partner: {PARTNER['email']} / {PARTNER['password']}\n"
+                f"    client {client.name}, domain {partner_domain.name}\n"
+                "  API keys: run `python manage.py seed_demo --json` for fresh ones."
+            )
+            return
+        _, premium_key = api_key_create(
+            account=premium, created_by=premium_user, name="demo (seed_demo --json)", scopes=list(USER_SCOPES)
+        )
+        _, partner_key = api_key_create(
+            account=partner.account,
+            created_by=partner_user,
+            name="demo (seed_demo --json)",
+            scopes=list(USER_SCOPES) + list(PARTNER_SCOPES),
+        )
+        output = {
+            "accounts": {
+                "premium": {
+                    "email": PREMIUM["email"],
+                    "password": PREMIUM["password"],
+                    "api_key": premium_key,
+                    "domain": domain.name,
+                    "mailboxes": addresses,
+                },
+                "partner": {
+                    "email": PARTNER["email"],
+                    "password": PARTNER["password"],
+                    "api_key": partner_key,
+                    "client_id": client.pk,
+                    "domain": partner_domain.name,
+                },
+            }
+        }
+        self.stdout.write(json.dumps(output))

@@ -1,0 +1,21 @@
+"""The mail domain's models, defined by concept in sub-packages and gathered here for Django."""
+from mailcore.accounts.models import Account, HostingPartner, Plan, User
+from mailcore.apikeys.models import ApiKey, ApiKeyDailyUsage, SessionToken
+from mailcore.domains.models import Domain
+from mailcore.events.models import Event
+from mailcore.mailboxes.models import Mailbox
+from mailcore.partners.models import PartnerClient
+
+__all__ = [
+    "Account",
+    "ApiKey",
+    "ApiKeyDailyUsage",
+    "Domain",
+    "Event",
+    "HostingPartner",
+    "Mailbox",
+    "PartnerClient",
+    "Plan",
+    "SessionToken",
+    "User",
+]

@@ -1,0 +1,40 @@
+"""The periodic sweep: every piece of scheduled work is rows with a due time plus a job here.
+
+The embedded worker (`manage.py worker`) calls `sweep_run` every SWEEP_INTERVAL_SECONDS; in
+production Celery beat triggers the `mailcore.tasks.sweep` task. A cache lock lets only one
+process run a given job per interval; the jobs themselves must be safe to run concurrently.
+"""
+import logging
+from dataclasses import dataclass
+from importlib import import_module
+
+from django.core.cache import cache
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    path: str  # "module:function"
+    every_seconds: int
+
+
+JOBS = [
+    Job("purge-expired-session-tokens", "mailcore.apikeys.sessions:session_tokens_purge_expired", 3600),
+]
+
+
+def sweep_run() -> dict[str, object]:
+    """Run each job that is due; returns what each job that ran returned."""
+    results = {}
+    for job in JOBS:
+        if not cache.add(f"sweep-lock:{job.name}", 1, job.every_seconds):
+            continue
+        module, _, function = job.path.partition(":")
+        try:
+            results[job.name] = getattr(import_module(module), function)()
+        except Exception:
+            log.exception("sweep job %s failed", job.name)
+            cache.delete(f"sweep-lock:{job.name}")  # try again on the next sweep
+    return results

@@ -1,0 +1,30 @@
+"""Portal pages: they call mailcore selectors and render; no logic of their own."""
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+
+from mailcore.accounts.models import Plan
+from mailcore.accounts.selectors import account_overview
+
+
+def _human_mb(mb: int) -> str:
+    return f"{mb // 1024} GB" if mb >= 1024 and mb % 1024 == 0 else f"{mb} MB"
+
+
+@login_required
+def dashboard(request):
+    account = request.user.account
+    plan = account.plan
+    quotas = [
+        ("Sends a day", f"{plan.sends_per_day:,}"),
+        ("Sends an hour", f"{plan.sends_per_hour:,}"),
+        ("Storage per mailbox", _human_mb(plan.storage_mb)),
+        ("AI requests a day", "Unlimited" if plan.ai_requests_per_day is None else f"{plan.ai_requests_per_day:,}"),
+        ("Attachments per message", _human_mb(plan.attachment_max_mb)),
+    ]
+    context = {
+        "features": [(label, plan.has_feature(feature)) for feature, label in Plan.FEATURES.items()],
+        "quotas": quotas,
+        "counts": account_overview(account=account),
+        "partner": getattr(account, "partner", None),
+    }
+    return render(request, "portal/dashboard.html", context)
