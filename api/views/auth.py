@@ -26,6 +26,9 @@ class AuthLoginApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
+    def get_authenticate_header(self, request):
+        return 'Bearer realm="api"'  # so that a wrong password is 401, not 403
+
     @extend_schema(
         tags=["auth"],
         request=LoginInput,

@@ -1,0 +1,23 @@
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_schema_lists_every_endpoint_built_so_far(api):
+    response = api.get("/openapi.json")
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    for path in ("/auth/login", "/auth/logout", "/api-keys", "/api-keys/{key_id}", "/api-keys/{key_id}/usage",
+                 "/subscriptions/me"):
+        assert path in schema["paths"], path
+    assert set(schema["paths"]["/api-keys/{key_id}"]) >= {"get", "patch", "delete"}
+    assert schema["components"]["securitySchemes"]["ApiKey"]["name"] == "X-API-Key"
+
+
+def test_the_docs_page_is_served_without_external_assets(client):
+    response = client.get("/docs")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "swagger" in html.lower()
+    assert "cdn." not in html and "unpkg" not in html
