@@ -15,6 +15,13 @@ def test_an_unknown_route_is_a_json_404(api):
         assert response.json() == {"detail": "Not found."}
 
 
+def test_an_unknown_route_is_json_even_with_debug_on(api, settings):
+    settings.DEBUG = True
+    response = api.get("/no-such-thing")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not found."}
+
+
 def test_a_browser_gets_an_html_404_outside_the_api(client):
     response = client.get("/no-such-page", HTTP_ACCEPT="text/html")
     assert response.status_code == 404
