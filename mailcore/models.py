@@ -3,11 +3,14 @@ from mailcore.accounts.models import Account, HostingPartner, Plan, User
 from mailcore.apikeys.models import ApiKey, ApiKeyDailyUsage, SessionToken
 from mailcore.domains.models import Domain
 from mailcore.events.models import Event
-from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.models import Alias, ForwardingRule, Label, Mailbox
 from mailcore.partners.models import PartnerClient
 
 __all__ = [
     "Account",
+    "Alias",
+    "ForwardingRule",
+    "Label",
     "ApiKey",
     "ApiKeyDailyUsage",
     "Domain",

@@ -292,3 +292,28 @@ LOGGING = {
 # Serve static files through WhiteNoise straight from the source folders in development.
 WHITENOISE_USE_FINDERS = not PRODUCTION
 WHITENOISE_AUTOREFRESH = DEBUG
+
+# Mail store: "embedded" (rows in our database; no Dovecot needed) or "imap" (Dovecot, reached
+# through its master user: the app logs in as "<mailbox>*<master user>").
+MAIL_STORE = env_str("MAIL_STORE", "embedded")
+if MAIL_STORE not in {"embedded", "imap"}:
+    raise ImproperlyConfigured("MAIL_STORE must be 'embedded' or 'imap'")
+IMAP_HOST = env_str("IMAP_HOST", "127.0.0.1")
+IMAP_PORT = env_int("IMAP_PORT", 143)
+IMAP_TLS = env_bool("IMAP_TLS", False)
+IMAP_TIMEOUT_SECONDS = env_int("IMAP_TIMEOUT_SECONDS", 20)
+DOVECOT_MASTER_USER = env_str("DOVECOT_MASTER_USER", "appmaster")
+DOVECOT_MASTER_PASSWORD = env_str("DOVECOT_MASTER_PASSWORD", "" if PRODUCTION else "dev-master-password")
+if PRODUCTION and MAIL_STORE == "imap" and not DOVECOT_MASTER_PASSWORD:
+    raise ImproperlyConfigured("MAIL_STORE=imap in production needs DOVECOT_MASTER_PASSWORD")
+# Inbound: our LMTP/SMTP listener, and where it hands mail to Dovecot (host:port) in imap mode.
+LMTP_LISTEN = env_str("LMTP_LISTEN", "127.0.0.1:2424")
+DOVECOT_LMTP = env_str("DOVECOT_LMTP", "127.0.0.1:24")
+# Key for secrets stored in the database (connected mailboxes' IMAP passwords): a Fernet key
+# (32 url-safe base64 bytes). Development derives one from SECRET_KEY; production must set it.
+FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY")
+if PRODUCTION and not FIELD_ENCRYPTION_KEY:
+    raise ImproperlyConfigured("DJANGO_ENV=production needs FIELD_ENCRYPTION_KEY (a Fernet key)")
+# Host names published in customers' DNS records and used by outgoing mail.
+MAIL_HOST = env_str("MAIL_HOST", "mail.mailwell.test")
+RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")

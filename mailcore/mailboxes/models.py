@@ -5,18 +5,40 @@ from mailcore.domains.models import Domain
 
 
 class Mailbox(models.Model):
-    """A service-managed mailbox. Its password hash is in a scheme Dovecot verifies itself."""
+    """A mailbox the account reads through the API.
+
+    `managed` mailboxes live on our store (Dovecot, or the embedded store) and Dovecot reads them
+    through the `dovecot_users` view; their password hash is a scheme Dovecot verifies itself.
+    `connected` mailboxes live at another provider and are reached over IMAP with the owner's
+    credentials, encrypted at rest; they relay through that provider and have no send quota.
+    """
+
+    class Kind(models.TextChoices):
+        MANAGED = "managed", "Service-managed"
+        CONNECTED = "connected", "Connected over IMAP"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="mailboxes")
-    domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="mailboxes")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.MANAGED)
+    domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="mailboxes", null=True, blank=True)
     local_part = models.CharField(max_length=64)
     address = models.CharField(max_length=320, unique=True)
     display_name = models.CharField(max_length=200, blank=True)
-    password_hash = models.CharField(max_length=255)
+    signature_html = models.TextField(blank=True)
+    password_hash = models.CharField(max_length=255, blank=True)
     plan = models.ForeignKey(
         Plan, on_delete=models.PROTECT, null=True, blank=True, help_text="Empty means the account's plan."
     )
-    is_active = models.BooleanField(default=True)
+    extra_storage_mb = models.PositiveIntegerField(default=0)
+    is_active = models.BooleanField(default=True, help_text="Off locks the mailbox out of IMAP, webmail and sending.")
+    # Connected mailboxes only: where and how to log in.
+    imap_host = models.CharField(max_length=253, blank=True)
+    imap_port = models.PositiveIntegerField(null=True, blank=True)
+    imap_tls = models.BooleanField(default=True)
+    imap_username = models.CharField(max_length=320, blank=True)
+    imap_password_encrypted = models.TextField(blank=True)
+    imap_session_verified_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last successful IMAP login: the agent tools' 'cached session'."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -29,3 +51,62 @@ class Mailbox(models.Model):
     @property
     def effective_plan(self) -> Plan:
         return self.plan or self.account.plan
+
+    @property
+    def quota_mb(self) -> int:
+        return self.effective_plan.storage_mb + self.extra_storage_mb
+
+    @property
+    def is_managed(self) -> bool:
+        return self.kind == self.Kind.MANAGED
+
+
+class Alias(models.Model):
+    """Another address on a hosted domain whose mail goes to a mailbox."""
+
+    mailbox = models.ForeignKey(Mailbox, on_delete=models.CASCADE, related_name="aliases")
+    address = models.CharField(max_length=320, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["address"]
+        verbose_name_plural = "aliases"
+
+    def __str__(self) -> str:
+        return f"{self.address} -> {self.mailbox.address}"
+
+
+class ForwardingRule(models.Model):
+    """Forward a mailbox's mail elsewhere, only while enabled and confirmed by the target."""
+
+    mailbox = models.ForeignKey(Mailbox, on_delete=models.CASCADE, related_name="forwarding_rules")
+    forward_to = models.EmailField(max_length=320)
+    keep_copy = models.BooleanField(default=True)
+    enabled = models.BooleanField(default=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["mailbox", "forward_to"], name="forward_once_per_target")]
+
+    @property
+    def is_live(self) -> bool:
+        return self.enabled and self.confirmed_at is not None
+
+
+class Label(models.Model):
+    """An account's label; on messages it is the IMAP keyword `$label<id>`."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="labels")
+    name = models.CharField(max_length=64)
+    color = models.CharField(max_length=7)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [models.UniqueConstraint(fields=["account", "name"], name="label_name_unique_per_account")]
+
+    @property
+    def keyword(self) -> str:
+        return f"$label{self.pk}"

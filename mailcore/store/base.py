@@ -1,0 +1,132 @@
+"""The mail store interface. Two implementations: `imap` (Dovecot, or a connected provider) and
+`embedded` (rows in our database, for `make run` without Dovecot). One contract test suite
+(mailcore/tests/test_store_contract.py) runs against both.
+
+A store object is bound to one mailbox. Folder names are IMAP names ("INBOX", "Sent",
+"Archive"...), UIDs are IMAP UIDs (positive integers, unique and increasing within a folder).
+"""
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+# Folders every managed mailbox has, with their IMAP special-use flag (RFC 6154).
+DEFAULT_FOLDERS = {"INBOX": None, "Sent": "\\Sent", "Drafts": "\\Drafts", "Archive": "\\Archive",
+                   "Junk": "\\Junk", "Trash": "\\Trash"}
+
+SEEN = "\\Seen"
+FLAGGED = "\\Flagged"  # "starred" in the API
+
+
+class StoreError(Exception):
+    """A store operation could not be done; the message says why in words a user understands."""
+
+
+class FolderNotFound(StoreError):
+    pass
+
+
+class MessageNotFound(StoreError):
+    pass
+
+
+class StoreUnavailable(StoreError):
+    """The server behind the store cannot be reached or refused our login."""
+
+
+class QuotaExceeded(StoreError):
+    pass
+
+
+@dataclass(frozen=True)
+class Folder:
+    name: str
+    special_use: str | None
+    total: int
+    unseen: int
+
+
+@dataclass(frozen=True)
+class MessageSummary:
+    uid: int
+    subject: str
+    from_: str
+    date: datetime | None
+    seen: bool
+    starred: bool
+    has_attachments: bool
+    size: int
+    keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MessagePage:
+    messages: list[MessageSummary]
+    total: int
+    page: int
+    per_page: int
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    uid: int
+    folder: str
+    raw: bytes
+    flags: tuple[str, ...] = field(default_factory=tuple)
+    internal_date: datetime | None = None
+
+    @property
+    def seen(self) -> bool:
+        return SEEN in self.flags
+
+    @property
+    def starred(self) -> bool:
+        return FLAGGED in self.flags
+
+
+class MailStore(Protocol):
+    def ensure_folders(self) -> None:
+        """Create the default folders that do not exist yet."""
+
+    def folders(self) -> list[Folder]: ...
+
+    def list(
+        self,
+        folder: str = "INBOX",
+        *,
+        page: int = 1,
+        per_page: int = 50,
+        starred_only: bool = False,
+        unseen_only: bool = False,
+        keyword: str | None = None,
+    ) -> MessagePage:
+        """Newest first (highest UID first)."""
+
+    def fetch(self, folder: str, uid: int) -> StoredMessage: ...
+
+    def set_flags(
+        self,
+        folder: str,
+        uid: int,
+        *,
+        seen: bool | None = None,
+        starred: bool | None = None,
+        add_keywords: tuple[str, ...] = (),
+        remove_keywords: tuple[str, ...] = (),
+    ) -> None: ...
+
+    def move(self, folder: str, uid: int, target: str) -> int:
+        """Move a message; returns its UID in the target folder."""
+
+    def delete(self, folder: str, uid: int) -> None:
+        """Delete permanently (flag \\Deleted and expunge that UID only)."""
+
+    def append(self, folder: str, raw: bytes, *, flags: tuple[str, ...] = (), date: datetime | None = None) -> int:
+        """Store a message; returns its UID."""
+
+    def search(self, folder: str, query: str, *, limit: int = 50) -> list[MessageSummary]:
+        """Server-side text search (subject, from, to, body), newest first."""
+
+    def remove_keyword_everywhere(self, keyword: str) -> None: ...
+
+    def storage_used(self) -> int:
+        """Bytes used by the mailbox."""
