@@ -36,9 +36,16 @@ def test_production_refuses_debug(tmp_path):
     assert "DEBUG must be off" in result.stderr
 
 
-def test_production_starts_with_real_settings(tmp_path):
+def test_production_refuses_to_start_without_a_field_encryption_key(tmp_path):
     result = start({"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "mail.example.com",
                     "DATA_DIR": str(tmp_path)})
+    assert result.returncode != 0
+    assert "needs FIELD_ENCRYPTION_KEY" in result.stderr
+
+
+def test_production_starts_with_real_settings(tmp_path):
+    result = start({"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "mail.example.com",
+                    "FIELD_ENCRYPTION_KEY": "bXVzdC1iZS0zMi11cmwtc2FmZS1iYXNlNjQtYnl0ZXM=", "DATA_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "started"
 
