@@ -10,6 +10,8 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from mailcore.store.base import FolderNotFound, MessageNotFound, QuotaExceeded, StoreError, StoreUnavailable
+
 log = logging.getLogger(__name__)
 
 
@@ -48,6 +50,8 @@ def exception_handler(exc, context):
 
     if isinstance(exc, exceptions.ValidationError):
         return validation_response(exc.detail)
+    if isinstance(exc, StoreError):
+        return _store_error_response(exc)
 
     response = drf_exception_handler(exc, context)
     if response is None:
@@ -56,3 +60,13 @@ def exception_handler(exc, context):
     if not (isinstance(response.data, dict) and isinstance(response.data.get("detail"), str)):
         response.data = {"detail": str(response.data)}
     return response
+
+
+def _store_error_response(exc: StoreError) -> Response:
+    if isinstance(exc, (FolderNotFound, MessageNotFound)):
+        return Response({"detail": str(exc)}, status=404)
+    if isinstance(exc, QuotaExceeded):
+        return Response({"detail": str(exc)}, status=507)
+    if isinstance(exc, StoreUnavailable):
+        return Response({"detail": f"The mail server could not be reached: {exc}"}, status=502)
+    return Response({"detail": str(exc)}, status=400)

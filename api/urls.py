@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from api.views import api_keys, auth, subscriptions
+from api.views import api_keys, auth, inbox, labels, mailboxes, subscriptions
 
 urlpatterns = [
     path("auth/login", auth.AuthLoginApi.as_view(), name="auth-login"),
@@ -10,6 +10,15 @@ urlpatterns = [
     path("api-keys/<int:key_id>", api_keys.ApiKeyDetailApi.as_view(), name="api-key"),
     path("api-keys/<int:key_id>/usage", api_keys.ApiKeyUsageApi.as_view(), name="api-key-usage"),
     path("subscriptions/me", subscriptions.SubscriptionMeApi.as_view(), name="subscription-me"),
+    path("inbox", inbox.InboxListApi.as_view(), name="inbox"),
+    path("inbox/folders", inbox.InboxFoldersApi.as_view(), name="inbox-folders"),
+    path("inbox/<int:uid>", inbox.InboxMessageApi.as_view(), name="inbox-message"),
+    path("inbox/<int:uid>/attachments/<int:index>", inbox.InboxAttachmentApi.as_view(), name="inbox-attachment"),
+    path("labels", labels.LabelListCreateApi.as_view(), name="labels"),
+    path("labels/<int:label_id>", labels.LabelDetailApi.as_view(), name="label"),
+    path("mailboxes", mailboxes.MailboxListApi.as_view(), name="mailboxes"),
+    path("mailboxes/connected", mailboxes.MailboxConnectApi.as_view(), name="mailbox-connect"),
+    path("mail/mailbox-usage", mailboxes.MailboxUsageApi.as_view(), name="mailbox-usage"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
 ]

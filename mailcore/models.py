@@ -5,6 +5,8 @@ from mailcore.domains.models import Domain
 from mailcore.events.models import Event
 from mailcore.mailboxes.models import Alias, ForwardingRule, Label, Mailbox
 from mailcore.partners.models import PartnerClient
+from mailcore.store.models import StoredFolder, StoredMessage
+from mailcore.usage.models import MailboxDailyUsage
 
 __all__ = [
     "Account",
@@ -17,8 +19,11 @@ __all__ = [
     "Event",
     "HostingPartner",
     "Mailbox",
+    "MailboxDailyUsage",
     "PartnerClient",
     "Plan",
     "SessionToken",
+    "StoredFolder",
+    "StoredMessage",
     "User",
 ]

@@ -5,6 +5,8 @@
 A store object is bound to one mailbox. Folder names are IMAP names ("INBOX", "Sent",
 "Archive"...), UIDs are IMAP UIDs (positive integers, unique and increasing within a folder).
 """
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol

@@ -1,0 +1,271 @@
+"""/inbox: a mailbox's messages over its IMAP folders. `mailboxes:read` reads, `mailboxes:write` changes."""
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.permissions import request_account
+from mailcore.mailboxes.connected import mailbox_session_touch
+from mailcore.mailboxes.inbox import message_update
+from mailcore.mailboxes.models import Label, Mailbox
+from mailcore.mailboxes.selectors import label_list, mailbox_get_by_address
+from mailcore.sanitize import sanitize_mail_html
+from mailcore.store.factory import store_for
+from mailcore.store.reading import attachment_payload, read
+
+EMAIL_PARAM = OpenApiParameter("email", str, required=True, description="The mailbox address (one of yours).")
+FOLDER_PARAM = OpenApiParameter("folder", str, description="IMAP folder; default INBOX.")
+
+
+class MailboxQuery(serializers.Serializer):
+    email = serializers.EmailField()
+    folder = serializers.CharField(default="INBOX", max_length=255)
+
+
+class ListQuery(MailboxQuery):
+    page = serializers.IntegerField(default=1, min_value=1)
+    per_page = serializers.IntegerField(default=50, min_value=1, max_value=100)
+    starred_only = serializers.BooleanField(default=False)
+    unseen_only = serializers.BooleanField(default=False)
+    label = serializers.IntegerField(required=False, help_text="Only messages carrying this label id.")
+
+
+class MessageQuery(MailboxQuery):
+    allow_remote_images = serializers.BooleanField(default=False)
+
+
+def _query(serializer_class, request) -> dict:
+    query = serializer_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data
+
+
+def _mailbox(request, address: str) -> Mailbox:
+    return mailbox_get_by_address(account=request_account(request), address=address)
+
+
+def _label_ids(keywords, labels_by_keyword: dict[str, Label]) -> list[int]:
+    return [labels_by_keyword[k].pk for k in keywords if k in labels_by_keyword]
+
+
+class MessageSummaryOutput(serializers.Serializer):
+    uid = serializers.IntegerField()
+    subject = serializers.CharField()
+    sender = serializers.CharField(source="from_")
+    date = serializers.DateTimeField(allow_null=True)
+    seen = serializers.BooleanField()
+    starred = serializers.BooleanField()
+    has_attachments = serializers.BooleanField()
+    size = serializers.IntegerField()
+    labels = serializers.ListField(child=serializers.IntegerField())
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["from"] = data.pop("sender")
+        return data
+
+
+class MessageListOutput(serializers.Serializer):
+    messages = MessageSummaryOutput(many=True)
+    total = serializers.IntegerField()
+    page = serializers.IntegerField()
+    per_page = serializers.IntegerField()
+
+
+class AttachmentOutput(serializers.Serializer):
+    index = serializers.IntegerField()
+    filename = serializers.CharField()
+    content_type = serializers.CharField()
+    size = serializers.IntegerField()
+    inline = serializers.BooleanField()
+    url = serializers.CharField()
+
+
+class MessageOutput(serializers.Serializer):
+    uid = serializers.IntegerField()
+    folder = serializers.CharField()
+    message_id = serializers.CharField()
+    subject = serializers.CharField()
+    sender = serializers.CharField()
+    to = serializers.ListField(child=serializers.CharField())
+    cc = serializers.ListField(child=serializers.CharField())
+    reply_to = serializers.ListField(child=serializers.CharField())
+    date = serializers.DateTimeField(allow_null=True)
+    in_reply_to = serializers.CharField(allow_null=True)
+    references = serializers.CharField()
+    seen = serializers.BooleanField()
+    starred = serializers.BooleanField()
+    labels = serializers.ListField(child=serializers.IntegerField())
+    size = serializers.IntegerField()
+    headers = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+    body_text = serializers.CharField(allow_blank=True)
+    body_html = serializers.CharField(allow_blank=True, help_text="Sanitized for display.")
+    remote_images_blocked = serializers.BooleanField()
+    attachments = AttachmentOutput(many=True)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["from"] = data.pop("sender")
+        return data
+
+
+class MessageUpdateInput(serializers.Serializer):
+    seen = serializers.BooleanField(required=False)
+    starred = serializers.BooleanField(required=False)
+    folder = serializers.CharField(required=False, max_length=255, help_text="Move the message to this folder.")
+    labels = serializers.ListField(
+        child=serializers.IntegerField(), required=False, help_text="Label ids; replaces the message's labels."
+    )
+
+
+class MessageUpdateOutput(serializers.Serializer):
+    uid = serializers.IntegerField(help_text="The message's UID in the folder it is now in.")
+    folder = serializers.CharField()
+    seen = serializers.BooleanField()
+    starred = serializers.BooleanField()
+    labels = serializers.ListField(child=serializers.IntegerField())
+
+
+class FolderOutput(serializers.Serializer):
+    name = serializers.CharField()
+    special_use = serializers.CharField(allow_null=True, help_text="\\\\Sent, \\\\Trash... (RFC 6154)")
+    total = serializers.IntegerField()
+    unseen = serializers.IntegerField()
+
+
+class FolderListOutput(serializers.Serializer):
+    folders = FolderOutput(many=True)
+
+
+class InboxListApi(APIView):
+    required_scopes = "mailboxes:read"
+
+    @extend_schema(
+        tags=["inbox"],
+        parameters=[ListQuery],
+        responses={200: MessageListOutput},
+        summary="List messages (newest first). Scope mailboxes:read.",
+    )
+    def get(self, request):
+        query = _query(ListQuery, request)
+        mailbox = _mailbox(request, query["email"])
+        labels = {label.keyword: label for label in label_list(account=mailbox.account)}
+        keyword = None
+        if "label" in query:
+            keyword = next((k for k, label in labels.items() if label.pk == query["label"]), f"$label{query['label']}")
+        page = store_for(mailbox).list(
+            query["folder"], page=query["page"], per_page=query["per_page"], starred_only=query["starred_only"],
+            unseen_only=query["unseen_only"], keyword=keyword,
+        )
+        mailbox_session_touch(mailbox=mailbox)
+        messages = [{**vars(m), "labels": _label_ids(m.keywords, labels)} for m in page.messages]
+        return Response(MessageListOutput({**vars(page), "messages": messages}).data)
+
+
+class InboxMessageApi(APIView):
+    required_scopes = {"GET": "mailboxes:read", "PATCH": "mailboxes:write", "DELETE": "mailboxes:write"}
+
+    @extend_schema(
+        tags=["inbox"],
+        parameters=[MessageQuery],
+        responses={200: MessageOutput},
+        summary="Fetch one message with its bodies. Scope mailboxes:read.",
+        description="body_html is sanitized; remote images are removed (remote_images_blocked true) unless "
+        "allow_remote_images=true. Reading does not mark the message seen; PATCH does.",
+    )
+    def get(self, request, uid: int):
+        query = _query(MessageQuery, request)
+        mailbox = _mailbox(request, query["email"])
+        stored = store_for(mailbox).fetch(query["folder"], uid)
+        message = read(stored.raw)
+        html = sanitize_mail_html(message.html, allow_remote_images=query["allow_remote_images"])
+        labels = {label.keyword: label for label in label_list(account=mailbox.account)}
+        base = request.build_absolute_uri(f"/inbox/{uid}/attachments/")
+        record = {
+            **vars(message),
+            "uid": stored.uid,
+            "folder": stored.folder,
+            "sender": message.from_,
+            "seen": stored.seen,
+            "starred": stored.starred,
+            "labels": _label_ids(stored.flags, labels),
+            "size": len(stored.raw),
+            "headers": [{"name": name, "value": value} for name, value in message.headers],
+            "body_text": message.text,
+            "body_html": html.html,
+            "remote_images_blocked": html.remote_images_blocked,
+            "attachments": [
+                {**vars(a), "url": f"{base}{a.index}?email={mailbox.address}&folder={stored.folder}"}
+                for a in message.attachments
+            ],
+        }
+        return Response(MessageOutput(record).data)
+
+    @extend_schema(
+        tags=["inbox"],
+        parameters=[EMAIL_PARAM, FOLDER_PARAM],
+        request=MessageUpdateInput,
+        responses={200: MessageUpdateOutput},
+        summary="Mark seen/starred, set labels, or move to another folder. Scope mailboxes:write.",
+    )
+    def patch(self, request, uid: int):
+        query = _query(MailboxQuery, request)
+        mailbox = _mailbox(request, query["email"])
+        data = MessageUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        result = message_update(
+            mailbox=mailbox, folder=query["folder"], uid=uid, move_to=changes.pop("folder", None), **changes
+        )
+        return Response(MessageUpdateOutput(result).data)
+
+    @extend_schema(
+        tags=["inbox"],
+        parameters=[EMAIL_PARAM, FOLDER_PARAM],
+        responses={204: None},
+        summary="Delete a message permanently. Scope mailboxes:write.",
+    )
+    def delete(self, request, uid: int):
+        query = _query(MailboxQuery, request)
+        store_for(_mailbox(request, query["email"])).delete(query["folder"], uid)
+        return Response(status=204)
+
+
+class InboxAttachmentApi(APIView):
+    required_scopes = "mailboxes:read"
+
+    @extend_schema(
+        tags=["inbox"],
+        parameters=[EMAIL_PARAM, FOLDER_PARAM],
+        responses={(200, "application/octet-stream"): bytes},
+        summary="Download an attachment. Scope mailboxes:read.",
+    )
+    def get(self, request, uid: int, index: int):
+        query = _query(MailboxQuery, request)
+        stored = store_for(_mailbox(request, query["email"])).fetch(query["folder"], uid)
+        found = attachment_payload(stored.raw, index)
+        if found is None:
+            return Response({"detail": f"message {uid} has no attachment {index}"}, status=404)
+        attachment, payload = found
+        response = HttpResponse(payload, content_type="application/octet-stream")
+        safe_name = "".join(c for c in attachment.filename if c.isprintable() and c not in '"\\/') or "attachment"
+        response["Content-Disposition"] = f'attachment; filename="{safe_name}"'
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
+class InboxFoldersApi(APIView):
+    required_scopes = "mailboxes:read"
+
+    @extend_schema(
+        tags=["inbox"],
+        parameters=[EMAIL_PARAM],
+        responses={200: FolderListOutput},
+        summary="All IMAP folders of the mailbox. Scope mailboxes:read.",
+    )
+    def get(self, request):
+        query = _query(MailboxQuery, request)
+        mailbox = _mailbox(request, query["email"])
+        folders = store_for(mailbox).folders()
+        return Response(FolderListOutput({"folders": [vars(folder) for folder in folders]}).data)

@@ -1,0 +1,27 @@
+"""Which store serves a mailbox: Dovecot (through the master user), the embedded store, or the
+provider a connected mailbox lives at."""
+from django.conf import settings
+
+from mailcore.mailboxes.models import Mailbox
+from mailcore.store.base import MailStore
+
+
+def store_for(mailbox: Mailbox) -> MailStore:
+    if not mailbox.is_managed:
+        from mailcore.mailboxes.connected import connected_store
+
+        return connected_store(mailbox)
+    if settings.MAIL_STORE == "imap":
+        from mailcore.store.imap import ImapStore, managed_mailbox_login
+
+        return ImapStore(
+            host=settings.IMAP_HOST,
+            port=settings.IMAP_PORT,
+            username=managed_mailbox_login(mailbox.address),
+            password=settings.DOVECOT_MASTER_PASSWORD,
+            tls=settings.IMAP_TLS,
+            timeout=settings.IMAP_TIMEOUT_SECONDS,
+        )
+    from mailcore.store.embedded import EmbeddedStore
+
+    return EmbeddedStore(mailbox)

@@ -1,0 +1,130 @@
+"""Reading raw RFC 5322 messages: summary fields, bodies, attachments. Never raises on bad mail."""
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import getaddresses, parsedate_to_datetime
+
+_parser = BytesParser(policy=policy.default)
+
+
+@dataclass(frozen=True)
+class Attachment:
+    index: int
+    filename: str
+    content_type: str
+    size: int
+    inline: bool
+
+
+@dataclass
+class ReadMessage:
+    message_id: str
+    subject: str
+    from_: str
+    to: list[str]
+    cc: list[str]
+    reply_to: list[str]
+    date: datetime | None
+    in_reply_to: str | None
+    references: str
+    headers: list[tuple[str, str]]
+    text: str
+    html: str
+    attachments: list[Attachment] = field(default_factory=list)
+
+    @property
+    def has_attachments(self) -> bool:
+        return any(not attachment.inline for attachment in self.attachments)
+
+
+def parse(raw: bytes) -> EmailMessage:
+    return _parser.parsebytes(raw)
+
+
+def header(message: EmailMessage, name: str) -> str:
+    """A header as text; a header that fails to decode comes back as its raw value."""
+    try:
+        value = message.get(name)
+    except Exception:  # defective encoded words and the like
+        value = message.get_all(name, [""])[0] if message.get_all(name) else ""
+    return " ".join(str(value or "").split())
+
+
+def addresses(message: EmailMessage, name: str) -> list[str]:
+    try:
+        values = [str(value) for value in message.get_all(name, [])]
+    except Exception:
+        return []
+    return [f"{display} <{address}>" if display else address for display, address in getaddresses(values) if address]
+
+
+def message_date(message: EmailMessage) -> datetime | None:
+    try:
+        value = parsedate_to_datetime(header(message, "Date"))
+    except (TypeError, ValueError, IndexError):
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def _part_text(part: EmailMessage) -> str:
+    try:
+        return part.get_content()
+    except Exception:
+        payload = part.get_payload(decode=True) or b""
+        return payload.decode("utf-8", errors="replace")
+
+
+def _walk_leaves(message: EmailMessage):
+    if message.is_multipart():
+        for part in message.iter_parts():
+            yield from _walk_leaves(part)
+    else:
+        yield message
+
+
+def read(raw: bytes) -> ReadMessage:
+    message = parse(raw)
+    text, html, attachments = "", "", []
+    for index, part in enumerate(_walk_leaves(message)):
+        content_type = part.get_content_type()
+        disposition = part.get_content_disposition()
+        filename = part.get_filename()
+        if disposition == "attachment" or (filename and content_type not in {"text/plain", "text/html"}):
+            payload = part.get_payload(decode=True) or b""
+            attachments.append(
+                Attachment(index, filename or f"part-{index}", content_type, len(payload), disposition == "inline")
+            )
+        elif content_type == "text/plain" and not text:
+            text = _part_text(part)
+        elif content_type == "text/html" and not html:
+            html = _part_text(part)
+    return ReadMessage(
+        message_id=header(message, "Message-ID"),
+        subject=header(message, "Subject"),
+        from_=", ".join(addresses(message, "From")) or header(message, "From"),
+        to=addresses(message, "To"),
+        cc=addresses(message, "Cc"),
+        reply_to=addresses(message, "Reply-To"),
+        date=message_date(message),
+        in_reply_to=header(message, "In-Reply-To") or None,
+        references=header(message, "References"),
+        headers=[(name, header(message, name)) for name in dict.fromkeys(message.keys())],
+        text=text,
+        html=html,
+        attachments=attachments,
+    )
+
+
+def attachment_payload(raw: bytes, index: int) -> tuple[Attachment, bytes] | None:
+    """The decoded bytes of the leaf part at `index` if it is an attachment."""
+    found = {attachment.index: attachment for attachment in read(raw).attachments}
+    if index not in found:
+        return None
+    for position, part in enumerate(_walk_leaves(parse(raw))):
+        if position == index:
+            return found[index], part.get_payload(decode=True) or b""
+    return None
