@@ -9,7 +9,8 @@ def test_the_schema_lists_every_endpoint_built_so_far(api):
     schema = response.json()
     assert schema["openapi"].startswith("3.")
     for path in ("/auth/login", "/auth/logout", "/api-keys", "/api-keys/{key_id}", "/api-keys/{key_id}/usage",
-                 "/subscriptions/me"):
+                 "/subscriptions/me", "/inbox", "/inbox/{uid}", "/inbox/folders", "/inbox/{uid}/attachments/{index}",
+                 "/labels", "/labels/{label_id}", "/mailboxes", "/mailboxes/connected", "/mail/mailbox-usage"):
         assert path in schema["paths"], path
     assert set(schema["paths"]["/api-keys/{key_id}"]) >= {"get", "patch", "delete"}
     assert schema["components"]["securitySchemes"]["ApiKey"]["name"] == "X-API-Key"
