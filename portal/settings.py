@@ -264,12 +264,6 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "APPEND_COMPONENTS": {
-        "securitySchemes": {
-            "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
-            "SessionToken": {"type": "http", "scheme": "bearer"},
-        }
-    },
 }
 
 # Session tokens for browser/mobile clients of the JSON API (POST /auth/login).

@@ -14,6 +14,7 @@ def test_the_schema_lists_every_endpoint_built_so_far(api):
         assert path in schema["paths"], path
     assert set(schema["paths"]["/api-keys/{key_id}"]) >= {"get", "patch", "delete"}
     assert schema["components"]["securitySchemes"]["ApiKey"]["name"] == "X-API-Key"
+    assert set(schema["components"]["securitySchemes"]) == {"ApiKey", "SessionToken", "PortalCookie"}
 
 
 def test_the_docs_page_is_served_without_external_assets(client):
@@ -22,3 +23,11 @@ def test_the_docs_page_is_served_without_external_assets(client):
     html = response.content.decode()
     assert "swagger" in html.lower()
     assert "cdn." not in html and "unpkg" not in html
+
+
+def test_the_schema_generates_without_warnings_and_validates():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    call_command("spectacular", "--validate", "--fail-on-warn", stdout=StringIO())

@@ -143,6 +143,7 @@ class InboxListApi(APIView):
 
     @extend_schema(
         tags=["inbox"],
+        operation_id="inbox_list",
         parameters=[ListQuery],
         responses={200: MessageListOutput},
         summary="List messages (newest first). Scope mailboxes:read.",
