@@ -31,6 +31,7 @@ run: setup
 	$(PY) manage.py serve
 
 test: setup-test
+	scripts/install-system-deps.sh
 	$(PY) -m pytest
 
 clean:

@@ -1,12 +1,14 @@
 """The mail domain's models, defined by concept in sub-packages and gathered here for Django."""
 from mailcore.accounts.models import Account, HostingPartner, Plan, User
 from mailcore.apikeys.models import ApiKey, ApiKeyDailyUsage, SessionToken
-from mailcore.domains.models import Domain
+from mailcore.domains.models import DkimKey, Domain
 from mailcore.events.models import Event
+from mailcore.inbound.models import ThreadIndex
 from mailcore.mailboxes.models import Alias, ForwardingRule, Label, Mailbox
 from mailcore.partners.models import PartnerClient
 from mailcore.store.models import StoredFolder, StoredMessage
-from mailcore.usage.models import MailboxDailyUsage
+from mailcore.sending.models import MailTemplate, OutboundMessage
+from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 
 __all__ = [
     "Account",
@@ -15,15 +17,20 @@ __all__ = [
     "Label",
     "ApiKey",
     "ApiKeyDailyUsage",
+    "DkimKey",
     "Domain",
     "Event",
     "HostingPartner",
     "Mailbox",
     "MailboxDailyUsage",
+    "MailboxHourlySends",
+    "MailTemplate",
+    "OutboundMessage",
     "PartnerClient",
     "Plan",
     "SessionToken",
     "StoredFolder",
     "StoredMessage",
+    "ThreadIndex",
     "User",
 ]

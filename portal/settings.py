@@ -311,3 +311,8 @@ if PRODUCTION and not FIELD_ENCRYPTION_KEY:
 # Host names published in customers' DNS records and used by outgoing mail.
 MAIL_HOST = env_str("MAIL_HOST", "mail.mailwell.test")
 RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")
+
+# The address people and mail clients reach this service at (tracking pixels and links).
+PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+# Optional GeoIP2 country database (a .mmdb file) for email.opened's location_country.
+GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")

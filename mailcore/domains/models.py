@@ -29,3 +29,13 @@ class Domain(models.Model):
     @property
     def is_verified(self) -> bool:
         return self.status == self.Status.VERIFIED
+
+
+class DkimKey(models.Model):
+    """A domain name's DKIM key, generated the first time the name is added and kept after, so a
+    domain that is deleted and added again keeps the record its owner already published."""
+
+    domain_name = models.CharField(max_length=253, unique=True)
+    selector = models.CharField(max_length=63, default="dkim")
+    private_key_pem = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)

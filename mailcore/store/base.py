@@ -7,6 +7,7 @@ A store object is bound to one mailbox. Folder names are IMAP names ("INBOX", "S
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -17,6 +18,9 @@ DEFAULT_FOLDERS = {"INBOX": None, "Sent": "\\Sent", "Drafts": "\\Drafts", "Archi
 
 SEEN = "\\Seen"
 FLAGGED = "\\Flagged"  # "starred" in the API
+
+
+_KEYWORD = re.compile(r"^[!#$&'+,\-./0-9:;<=>?@A-Z^_`a-z|~]+$")
 
 
 class StoreError(Exception):
@@ -37,6 +41,26 @@ class StoreUnavailable(StoreError):
 
 class QuotaExceeded(StoreError):
     pass
+
+
+def validate_folder(folder: str) -> str:
+    """A folder name that cannot break out of an IMAP command; anything else cannot exist."""
+    if not isinstance(folder, str) or not folder or any(char in folder for char in "\r\n\0"):
+        raise FolderNotFound(f"folder {folder!r} does not exist")
+    return folder
+
+
+def validate_uid(uid: int) -> int:
+    """A UID is a positive integer (Modoboa's validate_imap_uid); anything else cannot exist."""
+    if isinstance(uid, bool) or not isinstance(uid, int) or uid < 1:
+        raise MessageNotFound(f"message {uid!r} not found")
+    return uid
+
+
+def validate_keyword(keyword: str) -> str:
+    if not isinstance(keyword, str) or not _KEYWORD.match(keyword):
+        raise StoreError(f"invalid keyword {keyword!r}")
+    return keyword
 
 
 @dataclass(frozen=True)

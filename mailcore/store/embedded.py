@@ -24,17 +24,13 @@ from mailcore.store.base import (
     MessageSummary,
     QuotaExceeded,
     StoredMessage,
-    StoreError,
+    validate_folder,
+    validate_keyword,
+    validate_uid,
 )
 from mailcore.store.models import StoredFolder
 from mailcore.store.models import StoredMessage as MessageRow
 from mailcore.store.reading import read
-
-
-def _check_keyword(keyword: str) -> str:
-    if not keyword or any(char.isspace() or char in '(){%*"\\]' for char in keyword):
-        raise StoreError(f"invalid keyword {keyword!r}")
-    return keyword
 
 
 class EmbeddedStore:
@@ -50,6 +46,7 @@ class EmbeddedStore:
             )
 
     def _folder(self, name: str) -> StoredFolder:
+        name = validate_folder(name)
         if name.upper() == "INBOX":
             name = "INBOX"
         self.ensure_folders()
@@ -95,7 +92,7 @@ class EmbeddedStore:
         if unseen_only:
             rows = rows.filter(seen=False)
         if keyword:
-            rows = rows.filter(keywords__contains=f" {_check_keyword(keyword)} ")
+            rows = rows.filter(keywords__contains=f" {validate_keyword(keyword)} ")
         total = rows.count()
         start = (page - 1) * per_page
         window = rows.order_by("-uid").defer("raw", "search_text")[start : start + per_page]
@@ -103,7 +100,7 @@ class EmbeddedStore:
 
     def _row(self, folder: str, uid: int) -> MessageRow:
         try:
-            return MessageRow.objects.get(folder=self._folder(folder), uid=uid)
+            return MessageRow.objects.get(folder=self._folder(folder), uid=validate_uid(uid))
         except MessageRow.DoesNotExist:
             raise MessageNotFound(f"message {uid} not found in {folder}") from None
 
@@ -120,7 +117,7 @@ class EmbeddedStore:
         if starred is not None:
             row.flagged = starred
         keywords = [k for k in row.keywords.split() if k not in remove_keywords]
-        keywords += [_check_keyword(k) for k in add_keywords if k not in keywords]
+        keywords += [validate_keyword(k) for k in add_keywords if k not in keywords]
         row.keywords = f" {' '.join(keywords)} " if keywords else " "
         row.save(update_fields=["seen", "flagged", "keywords"])
 
@@ -148,7 +145,7 @@ class EmbeddedStore:
         if self.storage_used() + len(raw) > self.mailbox.quota_mb * 1024 * 1024:
             raise QuotaExceeded(f"{self.mailbox.address} is over its {self.mailbox.quota_mb} MB quota")
         message = read(raw)
-        keywords = [_check_keyword(flag) for flag in flags if not flag.startswith("\\")]
+        keywords = [validate_keyword(flag) for flag in flags if not flag.startswith("\\")]
         uid = self._next_uid(destination)
         MessageRow.objects.create(
             folder=destination,
@@ -176,7 +173,7 @@ class EmbeddedStore:
         return [self._summary(row) for row in rows.order_by("-uid").defer("raw", "search_text")[:limit]]
 
     def remove_keyword_everywhere(self, keyword: str) -> None:
-        token = f" {_check_keyword(keyword)} "
+        token = f" {validate_keyword(keyword)} "
         for row in MessageRow.objects.filter(folder__mailbox=self.mailbox, keywords__contains=token):
             row.keywords = row.keywords.replace(token, " ") or " "
             row.save(update_fields=["keywords"])

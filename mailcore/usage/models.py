@@ -13,3 +13,14 @@ class MailboxDailyUsage(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["mailbox", "date"], name="mailbox_usage_one_row_a_day")]
+
+
+class MailboxHourlySends(models.Model):
+    """Sends in one UTC hour, for the plan's hourly sub-limit."""
+
+    mailbox = models.ForeignKey(Mailbox, on_delete=models.CASCADE, related_name="hourly_sends")
+    hour = models.DateTimeField()
+    sends = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["mailbox", "hour"], name="mailbox_sends_one_row_an_hour")]

@@ -29,7 +29,8 @@ class Command(BaseCommand):
             worker = [python, "-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "INFO"]
         else:
             worker = [python, "manage.py", "worker"]
-        return {"web": web, "worker": worker}
+        mail = [python, "manage.py", "mail_listener"]
+        return {"web": web, "worker": worker, "mail": mail}
 
     def handle(self, *args, host: str, port: int, **options):
         children = {name: subprocess.Popen(cmd) for name, cmd in self._processes(host, port).items()}
@@ -39,6 +40,7 @@ class Command(BaseCommand):
             f"  Mailwell is running at {url}\n"
             f"  API docs: {url}docs    OpenAPI: {url}openapi.json\n"
             f"  Data directory: {settings.DATA_DIR}\n"
+            f"  Inbound mail (LMTP and SMTP): {settings.LMTP_LISTEN}; mail store: {settings.MAIL_STORE}\n"
             f"  Log in as {PREMIUM['email']} / {PREMIUM['password']} (premium account)\n"
             f"         or {PARTNER['email']} / {PARTNER['password']} (hosting partner)\n"
             f"  Demo mailboxes' password: {MAILBOX_PASSWORD}\n"

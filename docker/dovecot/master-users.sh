@@ -1,0 +1,13 @@
+#!/bin/sh
+# Prints the passwd-file line of the app's master user from DOVECOT_MASTER_USER and
+# DOVECOT_MASTER_PASSWORD (the app's settings of the same names). Used by entrypoint.sh in
+# production and by the test suite's Dovecot (mailcore/tests/dovecot.py).
+set -eu
+: "${DOVECOT_MASTER_USER:?DOVECOT_MASTER_USER is not set}"
+: "${DOVECOT_MASTER_PASSWORD:?DOVECOT_MASTER_PASSWORD is not set}"
+case "$DOVECOT_MASTER_USER" in
+  *:* | *"*"* | *" "*) echo "DOVECOT_MASTER_USER must not contain ':', '*' or spaces" >&2; exit 1 ;;
+esac
+# doveadm pw reads the password twice from stdin, keeping it out of the process list.
+hash=$(printf '%s\n%s\n' "$DOVECOT_MASTER_PASSWORD" "$DOVECOT_MASTER_PASSWORD" | doveadm pw -s SSHA512)
+printf '%s:%s\n' "$DOVECOT_MASTER_USER" "$hash"

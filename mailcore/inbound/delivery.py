@@ -1,0 +1,220 @@
+"""Deliver one inbound message to one recipient: forward through live rules, store the copy, emit events.
+
+Nothing here is acknowledged before it is safe: forwards are handed to the relay first, then the
+copy is stored, then the events are written; any temporary failure answers 4xx so the sender
+retries (at worst a forward target gets a duplicate, never a lost message).
+"""
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from mailcore.events.services import emit
+from mailcore.inbound.lmtp import lmtp_deliver
+from mailcore.inbound.parsing import InboundSummary, fallback_message_id, summarise
+from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
+from mailcore.inbound.threading import is_reply, thread_id
+from mailcore.mailboxes.models import Mailbox
+from mailcore.outbound.relay import relay
+from mailcore.store.base import QuotaExceeded, StoreError
+from mailcore.store.factory import store_for
+
+log = logging.getLogger(__name__)
+
+MIB = 1024 * 1024
+QUOTA_WARNING_PERCENT = 90
+FORWARDING_LOOP = Rejection(554, "5.4.6", "Mail forwarding loop detected")
+STORE_UNAVAILABLE = Rejection(451, "4.3.0", "Mail store unavailable, try again later")
+MAILBOX_FULL = Rejection(552, "5.2.2", "Mailbox full")
+FORWARD_DEFERRED = Rejection(451, "4.4.1", "Forwarding relay unavailable, try again later")
+
+
+@dataclass(frozen=True)
+class DeliveryResult:
+    recipient: str
+    reply: str  # this recipient's SMTP/LMTP reply
+    mailbox: str | None = None
+    stored: bool = False
+    uid: int | None = None  # UID in INBOX when the store tells it (embedded); None otherwise
+    forwarded_to: tuple[str, ...] = ()
+
+    @property
+    def code(self) -> int:
+        return int(self.reply[:3])
+
+    @property
+    def temporary(self) -> bool:
+        return 400 <= self.code < 500
+
+
+def with_headers(raw: bytes, headers: list[tuple[str, str]]) -> bytes:
+    """Prepend trace headers in the message's own line ending; the rest of the bytes stay as they were."""
+    newline = b"\r\n" if b"\r\n" in raw[:4096] or not raw else b"\n"
+    lines = []
+    for name, value in headers:
+        if "\r" in value or "\n" in value:
+            raise ValueError(f"header {name} would break the message")
+        lines.append(f"{name}: {value}".encode("utf-8") + newline)
+    return b"".join(lines) + raw
+
+
+def _header_block(raw: bytes) -> bytes:
+    end = min((index for index in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if index >= 0), default=len(raw))
+    return raw[:end]
+
+
+def delivered_to(raw: bytes) -> list[str]:
+    """Addresses in the Delivered-To headers (trace of earlier deliveries and forwards)."""
+    unfolded = _header_block(raw).replace(b"\r\n", b"\n").replace(b"\n ", b" ").replace(b"\n\t", b" ")
+    found = []
+    for line in unfolded.split(b"\n"):
+        name, colon, value = line.partition(b":")
+        if colon and name.strip().lower() == b"delivered-to":
+            found.append(value.decode("utf-8", errors="replace").strip().strip("<>").lower())
+    return found
+
+
+def deliver(raw: bytes, recipient: str, envelope_from: str) -> DeliveryResult:
+    plan = resolve(recipient)
+    if isinstance(plan, Rejection):
+        return DeliveryResult(recipient, plan.reply)
+    mailbox = plan.mailbox
+    if mailbox.address.lower() in delivered_to(raw):
+        return DeliveryResult(recipient, FORWARDING_LOOP.reply, mailbox.address)
+    summary = summarise(raw)
+    message_id = summary.message_id or fallback_message_id(raw, settings.MAIL_HOST)
+    added = [] if summary.message_id else [("Message-ID", message_id)]
+
+    forwarded = _forward(plan, with_headers(raw, [("Delivered-To", mailbox.address), *added]))
+    if isinstance(forwarded, Rejection):
+        return DeliveryResult(recipient, forwarded.reply, mailbox.address)
+    stored = None
+    if plan.keep_copy or not forwarded:  # a copy is kept too when every forward was refused: never lose mail
+        stored = _store(mailbox, raw, envelope_from, added)
+        if isinstance(stored, Rejection):
+            if not forwarded or stored.temporary:
+                return DeliveryResult(recipient, stored.reply, mailbox.address)
+            log.warning("%s forwarded but no copy kept in %s: %s", message_id, mailbox.address, stored.reply)
+            stored = None
+
+    _announce(mailbox, summary, message_id, stored, forwarded)
+    log.info("delivered %s for %s: stored=%s forwarded=%s", message_id, recipient, bool(stored), forwarded or "-")
+    if stored:
+        return DeliveryResult(recipient, "250 2.0.0 Delivered", mailbox.address, True, stored.uid, forwarded)
+    reply = f"250 2.1.5 Forwarded to {len(forwarded)} address(es)"
+    return DeliveryResult(recipient, reply, mailbox.address, False, None, forwarded)
+
+
+@dataclass(frozen=True)
+class _Stored:
+    uid: int | None
+    used_before: int | None  # bytes; None when the store could not tell
+    used_after: int | None
+
+
+def _forward(plan: DeliveryPlan, message: bytes) -> tuple[str, ...] | Rejection:
+    """Simple forwarding: the original bytes, envelope sender = the mailbox (bounces come back to it)."""
+    if not plan.forward_to:
+        return ()
+    outcomes = relay(plan.mailbox.address, list(plan.forward_to), message)
+    if any(outcome.status == "deferred" for outcome in outcomes):
+        return FORWARD_DEFERRED
+    for outcome in outcomes:
+        if not outcome.accepted:
+            log.warning("forward from %s to %s refused: %s", plan.mailbox.address, outcome.recipient, outcome.reply)
+    return tuple(outcome.recipient for outcome in outcomes if outcome.accepted)
+
+
+def _store(mailbox: Mailbox, raw: bytes, envelope_from: str, added: list[tuple[str, str]]) -> _Stored | Rejection:
+    if settings.MAIL_STORE == "imap":
+        # Through Dovecot's LMTP so its quota applies; it adds Return-Path and Delivered-To itself.
+        message = with_headers(raw, added)
+        reply = lmtp_deliver(settings.DOVECOT_LMTP, envelope_from=envelope_from, recipient=mailbox.address,
+                             raw=message)
+        if not reply.startswith("2"):
+            return _rejection(reply)
+        return _with_usage(mailbox, None, len(message))
+    message = with_headers(raw, [("Return-Path", f"<{envelope_from}>"), ("Delivered-To", mailbox.address), *added])
+    try:
+        uid = store_for(mailbox).append("INBOX", message)
+    except QuotaExceeded:
+        return MAILBOX_FULL
+    except StoreError as error:
+        log.warning("store refused mail for %s: %s", mailbox.address, error)
+        return STORE_UNAVAILABLE
+    return _with_usage(mailbox, uid, len(message))
+
+
+def _with_usage(mailbox: Mailbox, uid: int | None, added_bytes: int) -> _Stored:
+    try:
+        after = store_for(mailbox).storage_used()
+    except (StoreError, OSError) as error:  # the message is stored; only the quota warning is skipped
+        log.warning("storage of %s unknown after delivery: %s", mailbox.address, error)
+        return _Stored(uid, None, None)
+    return _Stored(uid, max(after - added_bytes, 0), after)
+
+
+def _announce(mailbox: Mailbox, summary: InboundSummary, message_id: str, stored: _Stored | None,
+              forwarded: tuple[str, ...]) -> None:
+    """The events, written together once the message is safe."""
+    now = timezone.now()
+    with transaction.atomic():
+        if stored:
+            emit(account=mailbox.account, name="email.received",
+                 data=_received_data(mailbox, summary, message_id, now))
+        for target in forwarded:
+            emit(account=mailbox.account, name="email.forwarded", data={
+                "mailbox": mailbox.address, "forward_to": target, "message_id": message_id,
+                "forwarded_at": _iso(now),
+            })
+        if stored and stored.used_after is not None and _crossed_warning(
+            stored.used_before, stored.used_after, limit=mailbox.quota_mb * MIB
+        ):
+            emit(account=mailbox.account, name="mailbox.quota_reached", data=_quota_data(mailbox, stored.used_after))
+
+
+def _rejection(reply: str) -> Rejection:
+    code, _, rest = reply.partition(" ")
+    status, _, text = rest.partition(" ")
+    if not status[:1].isdigit():
+        status, text = ("4.3.0" if code.startswith("4") else "5.3.0"), rest
+    return Rejection(int(code), status, text)
+
+
+def _crossed_warning(before: int, after: int, *, limit: int) -> bool:
+    """True for the one message that takes usage past 90% of the quota, not for every one after it."""
+    return limit > 0 and before * 100 <= limit * QUOTA_WARNING_PERCENT < after * 100
+
+
+def _iso(moment) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now) -> dict:
+    return {
+        "message_id": message_id,
+        "mailbox": mailbox.address,
+        "from": summary.from_,
+        "subject": summary.subject,
+        "received_at": _iso(now),
+        "thread_id": thread_id(message_id=summary.message_id or None, in_reply_to=summary.in_reply_to,
+                               references=summary.references, subject=summary.subject, account=mailbox.account),
+        "in_reply_to": summary.in_reply_to,
+        "references": summary.references,
+        "is_reply": is_reply(in_reply_to=summary.in_reply_to, references=summary.references),
+        "preview": summary.preview,
+        "has_attachments": summary.has_attachments,
+        "size_bytes": summary.size_bytes,
+    }
+
+
+def _quota_data(mailbox: Mailbox, used: int) -> dict:
+    limit = mailbox.quota_mb * MIB
+    return {
+        "mailbox": mailbox.address,
+        "used_mb": round(used / MIB, 2),
+        "limit_mb": mailbox.quota_mb,
+        "percentage": round(used * 100 / limit, 1),
+    }

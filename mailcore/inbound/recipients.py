@@ -1,0 +1,74 @@
+"""Who gets mail sent to an address on a hosted domain: the answer the listener gives at RCPT.
+
+An address resolves to a mailbox directly, through an alias, or through a "+tag" subaddress of
+either; the plan says which forwarding rules are live and whether a copy stays in the mailbox.
+Anything else is a typed rejection carrying its SMTP reply (RFC 5321 code, RFC 3463 status).
+"""
+from dataclasses import dataclass
+
+from mailcore.domains.models import Domain
+from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
+
+SUBADDRESS_DELIMITER = "+"
+
+
+@dataclass(frozen=True)
+class Rejection:
+    code: int
+    status: str
+    text: str
+
+    @property
+    def reply(self) -> str:
+        return f"{self.code} {self.status} {self.text}"
+
+    @property
+    def temporary(self) -> bool:
+        return 400 <= self.code < 500
+
+
+@dataclass(frozen=True)
+class DeliveryPlan:
+    mailbox: Mailbox
+    forward_to: tuple[str, ...]  # targets of live rules (enabled and confirmed), in rule order
+    keep_copy: bool  # store in the mailbox: no live rule, or at least one live rule keeps a copy
+
+
+BAD_ADDRESS = Rejection(501, "5.1.3", "Bad recipient address syntax")
+NOT_HOSTED = Rejection(550, "5.7.1", "Relaying denied: domain not hosted here")
+UNKNOWN_USER = Rejection(550, "5.1.1", "No such user here")
+MAILBOX_DISABLED = Rejection(550, "5.2.1", "Mailbox disabled, not accepting messages")
+
+
+def normalise_address(address: str) -> str:
+    return address.strip().strip("<>").strip().lower()
+
+
+def _mailbox_for(address: str) -> Mailbox | None:
+    mailbox = Mailbox.objects.select_related("account").filter(address__iexact=address).first()
+    if mailbox is None:
+        alias = Alias.objects.select_related("mailbox__account").filter(address__iexact=address).first()
+        mailbox = alias.mailbox if alias else None
+    return mailbox
+
+
+def resolve(address: str) -> DeliveryPlan | Rejection:
+    address = normalise_address(address)
+    local_part, at, domain_name = address.rpartition("@")
+    if not at or not local_part or not domain_name:
+        return BAD_ADDRESS
+    if not Domain.objects.filter(name=domain_name, status=Domain.Status.VERIFIED).exists():
+        return NOT_HOSTED
+    mailbox = _mailbox_for(address)
+    if mailbox is None and SUBADDRESS_DELIMITER in local_part:
+        mailbox = _mailbox_for(f"{local_part.split(SUBADDRESS_DELIMITER, 1)[0]}@{domain_name}")
+    if mailbox is None or not mailbox.is_managed:
+        return UNKNOWN_USER
+    if not mailbox.is_active:
+        return MAILBOX_DISABLED
+    live = [rule for rule in ForwardingRule.objects.filter(mailbox=mailbox) if rule.is_live]
+    return DeliveryPlan(
+        mailbox=mailbox,
+        forward_to=tuple(rule.forward_to.lower() for rule in live),
+        keep_copy=not live or any(rule.keep_copy for rule in live),
+    )

@@ -1,0 +1,60 @@
+"""Thread ids for email.received: the same for every message of a conversation.
+
+As the spec says, a new thread's id is the first 16 hex characters of SHA-256 of its normalised
+subject, and a reply's comes from its References and In-Reply-To headers: the thread of the first
+message it names that we have seen (ThreadIndex remembers each Message-ID's thread), else the
+hash of the first Message-ID it names. Each message's own Message-ID is then recorded, so the
+replies to it join its thread.
+"""
+import hashlib
+import re
+
+# Reply and forward prefixes in the languages mail clients commonly use, with counters such as
+# "Re[2]:" or "Re(2):" and a space before the colon (French clients).
+_PREFIX = re.compile(
+    r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw|tr|rv|odp|r)(?:\s*[\[(]\d+[\])])?\s*:|\[[^\]]*\])\s*",
+    re.IGNORECASE,
+)
+_MSG_ID = re.compile(r"<[^<>\s]+>")
+
+
+def message_ids(header_value: str | None) -> list[str]:
+    """The <msg-id> tokens of a References or In-Reply-To header, in order."""
+    return _MSG_ID.findall(header_value or "")
+
+
+def normalise_subject(subject: str) -> str:
+    """Strip leading reply/forward prefixes and [list tags] repeatedly, collapse spaces, casefold."""
+    text = " ".join((subject or "").split())
+    while True:
+        stripped = _PREFIX.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped
+    return " ".join(text.split()).casefold()
+
+
+def _hash16(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+
+
+def thread_id(*, message_id: str | None, in_reply_to: str | None, references: str | None, subject: str,
+              account=None) -> str:
+    """The thread of a message; with an account, known threads are looked up and this one recorded."""
+    from mailcore.inbound.models import ThreadIndex
+
+    named = list(dict.fromkeys(message_ids(references) + message_ids(in_reply_to)))
+    thread = None
+    if account is not None and named:
+        known = dict(ThreadIndex.objects.filter(account=account, message_id__in=named).values_list("message_id", "thread_id"))
+        thread = next((known[m] for m in named if m in known), None)
+    if thread is None:
+        thread = _hash16(named[0] if named else normalise_subject(subject))
+    own = message_ids(message_id)
+    if account is not None and own:
+        ThreadIndex.objects.get_or_create(account=account, message_id=own[0], defaults={"thread_id": thread})
+    return thread
+
+
+def is_reply(*, in_reply_to: str | None, references: str | None) -> bool:
+    return bool((in_reply_to or "").strip() or (references or "").strip())

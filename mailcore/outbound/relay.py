@@ -1,0 +1,150 @@
+"""Hand a message to the next hop, for forwarding and for sending alike.
+
+With SMTP_URL set, everything goes to that relay (STARTTLS, implicit TLS and AUTH as the URL
+says); hosted recipients come back to our listener through the MTA. Without it (embedded mode),
+recipients on hosted domains are delivered locally through `deliver` and the rest are written to
+the local outbox: one file per message, DATA_DIR/outbox/<UTC timestamp>-<uuid>.eml, holding
+the message bytes unchanged after one `X-Outbox-Envelope-From` header and one
+`X-Outbox-Envelope-To` header per recipient, so any mail client opens it.
+"""
+import os
+import smtplib
+import ssl
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from django.conf import settings
+
+from mailcore.smtpurl import parse_smtp_url
+
+RELAY_TIMEOUT_SECONDS = 60
+ACCEPTED = {"relayed", "delivered", "outbox"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    recipient: str
+    status: Literal["relayed", "delivered", "outbox", "deferred", "refused"]
+    reply: str  # the SMTP reply that decided it
+
+    @property
+    def accepted(self) -> bool:
+        return self.status in ACCEPTED
+
+
+def _check_address(address: str) -> str:
+    if any(char in address for char in "\r\n<>") or any(char.isspace() for char in address):
+        raise ValueError(f"invalid envelope address {address!r}")
+    return address
+
+
+def relay(envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
+    """One outcome per recipient, in order. Never raises for the network: a failure is `deferred`."""
+    _check_address(envelope_from)  # "" is the null sender of bounces
+    for recipient in recipients:
+        _check_address(recipient)
+    if not recipients:
+        return []
+    if settings.SMTP_URL:
+        return _via_smtp(envelope_from, recipients, raw)
+    return _locally(envelope_from, recipients, raw)
+
+
+def _reply(code: int, text: bytes | str) -> str:
+    return f"{code} {text.decode('utf-8', errors='replace') if isinstance(text, bytes) else text}"
+
+
+def _outcome(recipient: str, code: int, text: bytes | str, accepted_as: str = "relayed") -> Outcome:
+    status = accepted_as if code < 400 else ("deferred" if code < 500 else "refused")
+    return Outcome(recipient, status, _reply(code, text))
+
+
+def _via_smtp(envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
+    url = parse_smtp_url(settings.SMTP_URL)
+    context = ssl.create_default_context()
+    client: smtplib.SMTP | None = None
+    try:
+        if url.implicit_tls:
+            client = smtplib.SMTP_SSL(url.host, url.port, timeout=RELAY_TIMEOUT_SECONDS, context=context)
+        else:
+            client = smtplib.SMTP(url.host, url.port, timeout=RELAY_TIMEOUT_SECONDS)
+        client.ehlo()
+        if url.starttls:
+            client.starttls(context=context)
+            client.ehlo()
+        if url.username:
+            client.login(url.username, url.password)
+        options = []
+        if any(byte > 127 for byte in raw) and client.has_extn("8bitmime"):
+            options.append("BODY=8BITMIME")
+        if not (envelope_from + "".join(recipients)).isascii() and client.has_extn("smtputf8"):
+            options.append("SMTPUTF8")
+        refused = client.sendmail(envelope_from, recipients, raw, mail_options=options)
+    except smtplib.SMTPRecipientsRefused as error:
+        refused = error.recipients
+    except (smtplib.SMTPAuthenticationError, smtplib.SMTPNotSupportedError) as error:
+        # Our relay settings are wrong: hold the mail for a retry after the fix, never bounce it.
+        reply = f"451 4.7.0 Relay {url.host}:{url.port} refused our login or TLS ({error.__class__.__name__})"
+        return [Outcome(recipient, "deferred", reply) for recipient in recipients]
+    except smtplib.SMTPResponseException as error:  # sender or data refused
+        return [_outcome(recipient, error.smtp_code, error.smtp_error) for recipient in recipients]
+    except (OSError, smtplib.SMTPException) as error:
+        reply = f"451 4.4.1 Relay {url.host}:{url.port} unavailable ({error.__class__.__name__})"
+        return [Outcome(recipient, "deferred", reply) for recipient in recipients]
+    finally:
+        _quit(client)
+    return [
+        _outcome(recipient, *refused[recipient]) if recipient in refused
+        else Outcome(recipient, "relayed", "250 2.0.0 Relayed")
+        for recipient in recipients
+    ]
+
+
+def _quit(client: smtplib.SMTP | None) -> None:
+    """Once the relay has answered DATA the message is its; a failing QUIT changes nothing."""
+    if client is None:
+        return
+    try:
+        client.quit()
+    except (OSError, smtplib.SMTPException):
+        client.close()
+
+
+def _locally(envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
+    # Imported here: delivery forwards through this module.
+    from mailcore.inbound.delivery import deliver
+    from mailcore.inbound.recipients import NOT_HOSTED, resolve
+
+    outcomes: dict[str, Outcome] = {}
+    remote = [recipient for recipient in recipients if resolve(recipient) == NOT_HOSTED]
+    for recipient in recipients:
+        if recipient not in remote:
+            result = deliver(raw, recipient, envelope_from)
+            outcomes[recipient] = _outcome(recipient, result.code, result.reply[4:], accepted_as="delivered")
+    if remote:
+        path = outbox_write(envelope_from, remote, raw)
+        for recipient in remote:
+            outcomes[recipient] = Outcome(recipient, "outbox", f"250 2.0.0 Kept in the local outbox as {path.name}")
+    return [outcomes[recipient] for recipient in recipients]
+
+
+def outbox_write(envelope_from: str, recipients: list[str], raw: bytes) -> Path:
+    """Write atomically (temporary name, then rename) so a reader never sees half a message."""
+    folder = Path(settings.DATA_DIR) / "outbox"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"{stamp}-{uuid.uuid4().hex}.eml"
+    newline = b"\r\n" if b"\r\n" in raw[:4096] or not raw else b"\n"
+    envelope = [f"X-Outbox-Envelope-From: <{envelope_from}>"]
+    envelope += [f"X-Outbox-Envelope-To: <{recipient}>" for recipient in recipients]
+    header = newline.join(line.encode("utf-8") for line in envelope) + newline
+    temporary = path.with_suffix(".tmp")
+    with open(temporary, "wb") as handle:
+        handle.write(header + raw)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    return path

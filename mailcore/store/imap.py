@@ -1,0 +1,372 @@
+"""The `imap` mail store: one mailbox on an IMAP server (Dovecot through the master user, or the
+provider of a connected mailbox), reached with imapclient.
+
+Every operation opens a connection, logs in and always logs out. Folder names and UIDs are
+checked before they reach an IMAP command; server answers become the store's exceptions.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from email.header import decode_header, make_header
+
+from django.conf import settings
+from imapclient import IMAPClient
+from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
+from imapclient.response_types import Address, BodyData, Envelope
+
+from mailcore.store.base import (
+    DEFAULT_FOLDERS,
+    FLAGGED,
+    SEEN,
+    Folder,
+    FolderNotFound,
+    MessageNotFound,
+    MessagePage,
+    MessageSummary,
+    QuotaExceeded,
+    StoredMessage,
+    StoreError,
+    StoreUnavailable,
+    validate_folder,
+    validate_keyword,
+    validate_uid,
+)
+
+SPECIAL_USES = {"\\All", "\\Archive", "\\Drafts", "\\Flagged", "\\Junk", "\\Sent", "\\Trash"}
+SUMMARY_FIELDS = [b"ENVELOPE", b"FLAGS", b"RFC822.SIZE", b"BODYSTRUCTURE", b"INTERNALDATE"]
+# An IMAP atom usable as a keyword (RFC 3501 flag-keyword): no spaces, specials or controls.
+_COPYUID = re.compile(rb"COPYUID \d+ [\d:,]+ (\d+)")
+_APPENDUID = re.compile(rb"APPENDUID \d+ (\d+)")
+
+
+def managed_mailbox_login(address: str) -> str:
+    """The login that opens a managed mailbox with Dovecot's master user."""
+    return f"{address}*{settings.DOVECOT_MASTER_USER}"
+
+
+def _text(value: bytes | str | None) -> str:
+    """A header value from ENVELOPE: encoded words decoded, whitespace collapsed."""
+    if value is None:
+        return ""
+    raw = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
+    try:
+        decoded = str(make_header(decode_header(raw)))
+    except (ValueError, LookupError, UnicodeError):
+        decoded = raw
+    return " ".join(decoded.split())
+
+
+def _address(address: Address) -> str | None:
+    if not address.mailbox or not address.host:
+        return None  # the start or end of an address group
+    email = f"{_text(address.mailbox)}@{_text(address.host)}"
+    name = _text(address.name)
+    return f"{name} <{email}>" if name else email
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _flags(values: Sequence[bytes]) -> tuple[str, ...]:
+    flags = (value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value for value in values)
+    return tuple(flag for flag in flags if flag != "\\Recent")
+
+
+def _param(params: object, name: bytes) -> bytes | None:
+    """A parameter of a BODYSTRUCTURE (name value ...) list; `filename*` (RFC 2231) counts too."""
+    if not isinstance(params, tuple):
+        return None
+    pairs = zip(params[::2], params[1::2], strict=False)
+    return next((value for key, value in pairs if isinstance(key, bytes) and key.lower().split(b"*")[0] == name), None)
+
+
+def _is_attachment(part: tuple) -> bool:
+    """One leaf of BODYSTRUCTURE, judged like mailcore.store.reading: an attachment is a part
+    with disposition `attachment`, or a named part that is neither inline nor the text itself."""
+    content_type = f"{_text(part[0])}/{_text(part[1])}".lower()
+    # The 7 basic fields, the line count of text/* or envelope+body+lines of message/rfc822,
+    # then the MD5, then the disposition.
+    extra = 1 if content_type.startswith("text/") else 3 if content_type == "message/rfc822" else 0
+    position = 7 + extra + 1
+    disposition = part[position] if len(part) > position and isinstance(part[position], tuple) else None
+    kind = _text(disposition[0]).lower() if disposition else ""
+    filename = _param(disposition[1] if disposition and len(disposition) > 1 else None, b"filename")
+    filename = filename or _param(part[2], b"name")
+    named_file = bool(filename) and kind != "inline" and content_type not in {"text/plain", "text/html"}
+    return kind == "attachment" or named_file
+
+
+def _has_attachments(body: BodyData) -> bool:
+    if body.is_multipart:
+        return any(_has_attachments(part) for part in body[0])
+    return _is_attachment(tuple(body))
+
+
+def _error(exc: IMAPClientError, folder: str | None = None) -> StoreError:
+    """Map a refused command to the store's exceptions through the server's response code."""
+    text = str(exc)
+    if "[OVERQUOTA]" in text or "quota exceeded" in text.lower():
+        return QuotaExceeded("the mailbox is over its storage quota")
+    if folder is not None and ("[NONEXISTENT]" in text or "[TRYCREATE]" in text or "doesn't exist" in text):
+        return FolderNotFound(f"folder {folder!r} does not exist")
+    return StoreError(f"the mail server refused: {text}")
+
+
+class ImapStore:
+    def __init__(self, host: str, port: int, username: str, password: str, tls: bool, timeout: float):
+        self.host, self.port, self.tls, self.timeout = host, port, tls, timeout
+        self.username, self.password = username, password
+
+    def __repr__(self) -> str:
+        return f"ImapStore({self.username!r} at {self.host}:{self.port})"
+
+    @contextmanager
+    def _session(self) -> Iterator[IMAPClient]:
+        """A logged-in connection that is always logged out (or closed) afterwards."""
+        try:
+            client = IMAPClient(self.host, port=self.port, ssl=self.tls, timeout=self.timeout)
+        except (OSError, IMAPClientError) as exc:
+            raise StoreUnavailable(f"cannot reach the mail server {self.host}:{self.port}: {exc}") from None
+        client.normalise_times = False  # keep the server's time zones; converted to UTC here
+        try:
+            try:
+                client.login(self.username, self.password)
+            except LoginError:
+                raise StoreUnavailable(f"the mail server {self.host} refused the login") from None
+            yield client
+        except (IMAPClientAbortError, OSError) as exc:
+            raise StoreUnavailable(f"lost the connection to the mail server {self.host}: {exc}") from None
+        except IMAPClientError as exc:
+            raise _error(exc) from None
+        finally:
+            try:
+                client.logout()
+            except (IMAPClientError, OSError):
+                with suppress(OSError):
+                    client.shutdown()
+
+    def _select(self, client: IMAPClient, folder: str, *, readonly: bool) -> None:
+        try:
+            client.select_folder(validate_folder(folder), readonly=readonly)
+        except IMAPClientError as exc:
+            raise _error(exc, folder) from None
+
+    def _require(self, client: IMAPClient, folder: str, uid: int) -> None:
+        if not client.search(["UID", validate_uid(uid)]):
+            raise MessageNotFound(f"message {uid} not found in {folder}")
+
+    def _summaries(self, client: IMAPClient, uids: list[int]) -> list[MessageSummary]:
+        """Summaries of these UIDs of the selected folder, newest first."""
+        if not uids:
+            return []
+        data = client.fetch(uids, SUMMARY_FIELDS)
+        return [self._summary(uid, data[uid]) for uid in sorted(data, reverse=True) if uid in uids]
+
+    def _summary(self, uid: int, item: dict) -> MessageSummary:
+        envelope: Envelope = item[b"ENVELOPE"]
+        flags = _flags(item[b"FLAGS"])
+        senders = [text for text in (_address(a) for a in envelope.from_ or ()) if text]
+        return MessageSummary(
+            uid=uid,
+            subject=_text(envelope.subject),
+            from_=", ".join(senders),
+            date=_utc(envelope.date) or _utc(item.get(b"INTERNALDATE")),
+            seen=SEEN in flags,
+            starred=FLAGGED in flags,
+            has_attachments=_has_attachments(item[b"BODYSTRUCTURE"]),
+            size=item[b"RFC822.SIZE"],
+            keywords=tuple(flag for flag in flags if not flag.startswith("\\")),
+        )
+
+    # folders
+
+    def _list(self, client: IMAPClient) -> list[tuple[str, str | None]]:
+        """Selectable folders with their special use: INBOX, the defaults, then the rest by name."""
+        folders = []
+        for flags, _delimiter, name in client.list_folders():
+            names = {_text(flag) for flag in flags}
+            if names & {"\\Noselect", "\\NonExistent"}:
+                continue
+            special_use = next((flag for flag in names if flag in SPECIAL_USES), None)
+            folders.append(("INBOX" if name.upper() == "INBOX" else name, special_use))
+        order = list(DEFAULT_FOLDERS)
+        return sorted(folders, key=lambda f: (order.index(f[0]) if f[0] in order else len(order), f[0]))
+
+    def ensure_folders(self) -> None:
+        with self._session() as client:
+            existing = self._list(client)
+            names = {name for name, _ in existing}
+            uses = {use for _, use in existing if use}
+            for name, special_use in DEFAULT_FOLDERS.items():
+                if name not in names and special_use not in uses:
+                    client.create_folder(name)
+                    client.subscribe_folder(name)
+
+    def folders(self) -> list[Folder]:
+        with self._session() as client:
+            folders = []
+            for name, special_use in self._list(client):
+                status = client.folder_status(name, [b"MESSAGES", b"UNSEEN"])
+                folders.append(Folder(name, special_use, status[b"MESSAGES"], status[b"UNSEEN"]))
+            return folders
+
+    # messages
+
+    def list(
+        self,
+        folder: str = "INBOX",
+        *,
+        page: int = 1,
+        per_page: int = 50,
+        starred_only: bool = False,
+        unseen_only: bool = False,
+        keyword: str | None = None,
+    ) -> MessagePage:
+        criteria: list = []
+        if starred_only:
+            criteria.append("FLAGGED")
+        if unseen_only:
+            criteria.append("UNSEEN")
+        if keyword:
+            criteria += ["KEYWORD", validate_keyword(keyword)]
+        with self._session() as client:
+            self._select(client, folder, readonly=True)
+            uids = sorted(client.search(criteria or ["ALL"]), reverse=True)
+            start = (max(page, 1) - 1) * per_page
+            window = uids[start : start + per_page]
+            return MessagePage(self._summaries(client, window), len(uids), page, per_page)
+
+    def fetch(self, folder: str, uid: int) -> StoredMessage:
+        validate_uid(uid)
+        with self._session() as client:
+            self._select(client, folder, readonly=True)
+            # BODY.PEEK: reading does not set \Seen; the API marks a message seen explicitly.
+            data = client.fetch([uid], [b"BODY.PEEK[]", b"FLAGS", b"INTERNALDATE"]).get(uid)
+            if not data or b"BODY[]" not in data:
+                raise MessageNotFound(f"message {uid} not found in {folder}")
+            return StoredMessage(
+                uid=uid,
+                folder=folder,
+                raw=bytes(data[b"BODY[]"]),
+                flags=_flags(data[b"FLAGS"]),
+                internal_date=_utc(data[b"INTERNALDATE"]),
+            )
+
+    def set_flags(
+        self,
+        folder: str,
+        uid: int,
+        *,
+        seen: bool | None = None,
+        starred: bool | None = None,
+        add_keywords: tuple[str, ...] = (),
+        remove_keywords: tuple[str, ...] = (),
+    ) -> None:
+        add = [flag for flag, on in ((SEEN, seen), (FLAGGED, starred)) if on is True]
+        add += [validate_keyword(keyword) for keyword in add_keywords]
+        remove = [flag for flag, on in ((SEEN, seen), (FLAGGED, starred)) if on is False]
+        remove += [validate_keyword(keyword) for keyword in remove_keywords]
+        with self._session() as client:
+            self._select(client, folder, readonly=False)
+            self._require(client, folder, uid)
+            if add:
+                client.add_flags([uid], add, silent=True)
+            if remove:
+                client.remove_flags([uid], remove, silent=True)
+
+    def move(self, folder: str, uid: int, target: str) -> int:
+        validate_folder(target)
+        with self._session() as client:
+            self._select(client, folder, readonly=False)
+            self._require(client, folder, uid)
+            if target == folder:
+                return uid
+            try:
+                if client.has_capability("MOVE"):
+                    untagged = client._imap.untagged_responses  # imaplib keeps response codes here
+                    untagged.pop("COPYUID", None)
+                    answer = client.move([uid], target) or b""
+                    # MOVE reports COPYUID in an untagged OK before it expunges the source.
+                    answer += b"".join(b" COPYUID " + data for data in untagged.pop("COPYUID", []))
+                else:
+                    answer = client.copy([uid], target) or b""
+                    self._expunge(client, uid)
+            except IMAPClientError as exc:
+                raise _error(exc, target) from None
+            found = _COPYUID.search(answer)
+            if found:
+                return int(found.group(1))
+            return self._newest_uid(client, target)
+
+    def _newest_uid(self, client: IMAPClient, folder: str) -> int:
+        """Without UIDPLUS the message just stored is the newest in its folder."""
+        self._select(client, folder, readonly=True)
+        uids = client.search(["ALL"])
+        if not uids:
+            raise StoreError(f"the message is not in {folder}")
+        return max(uids)
+
+    def _expunge(self, client: IMAPClient, uid: int) -> None:
+        client.add_flags([uid], [b"\\Deleted"], silent=True)
+        if client.has_capability("UIDPLUS"):
+            client.uid_expunge([uid])  # only this message, not others flagged \Deleted
+        else:
+            client.expunge()
+
+    def delete(self, folder: str, uid: int) -> None:
+        with self._session() as client:
+            self._select(client, folder, readonly=False)
+            self._require(client, folder, uid)
+            self._expunge(client, uid)
+
+    def append(self, folder: str, raw: bytes, *, flags: tuple[str, ...] = (), date: datetime | None = None) -> int:
+        validate_folder(folder)
+        checked = [flag if flag.startswith("\\") else validate_keyword(flag) for flag in flags]
+        with self._session() as client:
+            try:
+                answer = client.append(folder, raw, flags=checked, msg_time=date) or b""
+            except IMAPClientError as exc:
+                raise _error(exc, folder) from None
+            found = _APPENDUID.search(answer)
+            if found:
+                return int(found.group(1))
+            return self._newest_uid(client, folder)
+
+    def search(self, folder: str, query: str, *, limit: int = 50) -> list[MessageSummary]:
+        words = query.split()
+        criteria: list = [item for word in words for item in ("TEXT", word)] or ["ALL"]
+        charset = None if query.isascii() else "UTF-8"
+        with self._session() as client:
+            self._select(client, folder, readonly=True)
+            uids = sorted(client.search(criteria, charset=charset), reverse=True)[:limit]
+            return self._summaries(client, uids)
+
+    def remove_keyword_everywhere(self, keyword: str) -> None:
+        validate_keyword(keyword)
+        with self._session() as client:
+            for name, _ in self._list(client):
+                client.select_folder(name)
+                uids = client.search(["KEYWORD", keyword])
+                if uids:
+                    client.remove_flags(uids, [keyword], silent=True)
+
+    def storage_used(self) -> int:
+        with self._session() as client:
+            if client.has_capability("QUOTA"):
+                _roots, quotas = client.get_quota_root("INBOX")
+                storage = [quota.usage for quota in quotas if quota.resource.upper() == "STORAGE"]
+                if storage:
+                    return sum(storage) * 1024  # IMAP QUOTA counts STORAGE in KiB
+            total = 0
+            for name, _ in self._list(client):
+                client.select_folder(name, readonly=True)
+                uids = client.search(["ALL"])
+                if uids:
+                    total += sum(item[b"RFC822.SIZE"] for item in client.fetch(uids, [b"RFC822.SIZE"]).values())
+            return total

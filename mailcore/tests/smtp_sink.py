@@ -1,0 +1,65 @@
+"""Real servers on loopback for mail tests: a free port, an SMTP sink that keeps what it receives,
+and our own inbound listener."""
+import socket
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from aiosmtpd.controller import Controller
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Received:
+    mail_from: str
+    rcpt_tos: list[str]
+    content: bytes
+
+
+@dataclass
+class SinkHandler:
+    """Keeps every message; refuses the RCPT addresses listed in `refuse` with their reply."""
+
+    messages: list[Received] = field(default_factory=list)
+    refuse: dict[str, str] = field(default_factory=dict)
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if address in self.refuse:
+            return self.refuse[address]
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):
+        self.messages.append(Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content))
+        return "250 OK: queued"
+
+
+@contextmanager
+def smtp_sink(*, server_options: dict | None = None, **handler_options):
+    """An SMTP server on 127.0.0.1 (aiosmtpd.SMTP options in server_options); yields (port, handler)."""
+    handler = SinkHandler(**handler_options)
+    port = free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=port, **(server_options or {}))
+    controller.start()
+    try:
+        yield port, handler
+    finally:
+        controller.stop()
+
+
+@contextmanager
+def inbound_listener(**options):
+    """Our listener (mailcore.inbound.server) on 127.0.0.1; yields its port."""
+    from mailcore.inbound.server import inbound_controller
+
+    port = free_port()
+    controller = inbound_controller(f"127.0.0.1:{port}", **options)
+    controller.start()
+    try:
+        yield port
+    finally:
+        controller.stop()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# System packages the test suite starts natively: Dovecot (IMAP, LMTP, PostgreSQL and SQLite
+# auth), the same server docker/dovecot/ configures for production. Idempotent: installs only
+# what is missing. Needs root (CI runs as root); prints what to run otherwise.
+set -euo pipefail
+
+packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [[ ${#missing[@]} -eq 0 ]] && PATH="$PATH:/usr/sbin" command -v dovecot >/dev/null; then
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "Missing system packages: ${missing[*]}. Run as root: apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "Installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null
+# The packages' own service is not used (the suite starts private instances); in a container
+# its start is refused by policy-rc.d, which is harmless.
