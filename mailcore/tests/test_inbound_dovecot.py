@@ -2,6 +2,7 @@
 owner reads it over IMAP with the mailbox's own password."""
 import email.parser
 import imaplib
+import re
 import smtplib
 import uuid
 
@@ -44,3 +45,78 @@ def test_mail_delivered_over_our_listener_lands_in_dovecot_and_the_owner_reads_i
     assert (trace["Return-Path"], trace["Delivered-To"]) == ("<bea@sender.test>", mailbox.address)
     assert [(e.name, e.data["mailbox"], e.data["message_id"]) for e in Event.objects.all()] == [
         ("email.received", mailbox.address, "<dove1@sender.test>")]
+
+
+def test_mail_in_dovecot_is_read_through_the_rest_api_like_an_imap_client_sees_it(plans, imap_settings, settings):
+    from rest_framework.test import APIClient
+
+    from mailcore.tests.factories import UserFactory
+
+    user = UserFactory(account__plan_code="premium")
+    domain = domain_mark_verified(domain=domain_create(account=user.account, name=f"d{uuid.uuid4().hex[:10]}.test"))
+    mailbox = mailbox_create(domain=domain, local_part="reader", password="reader password 1")
+    raw = (f"From: Bea <bea@sender.test>\r\nTo: {mailbox.address}\r\nSubject: Read me over REST\r\n"
+           "Message-ID: <rest1@sender.test>\r\n\r\nThe body.\r\n").encode()
+    with inbound_listener() as port:
+        with smtplib.LMTP("127.0.0.1", port) as client:
+            assert client.sendmail("bea@sender.test", [mailbox.address], raw) == {}
+
+    api = APIClient()
+    api.force_login(user)
+    listing = api.get("/inbox", {"email": mailbox.address}).json()
+    assert listing["total"] == 1
+    [summary] = listing["messages"]
+    assert (summary["subject"], summary["from"], summary["seen"]) == ("Read me over REST", "Bea <bea@sender.test>", False)
+    message = api.get(f"/inbox/{summary['uid']}", {"email": mailbox.address}).json()
+    assert message["body_text"].strip() == "The body."
+    assert api.patch(f"/inbox/{summary['uid']}?email={mailbox.address}", {"seen": True, "starred": True},
+                     format="json").status_code == 200
+    folders = {f["name"] for f in api.get("/inbox/folders", {"email": mailbox.address}).json()["folders"]}
+
+    imap = imaplib.IMAP4(imap_settings.host, imap_settings.imap_port)
+    try:
+        imap.login(mailbox.address, "reader password 1")
+        _, listed = imap.list()
+        imap.select("INBOX", readonly=True)
+        _, flags = imap.uid("fetch", str(summary["uid"]), "(FLAGS)")
+    finally:
+        imap.logout()
+    imap_folders = {re.match(r'\(.*?\) (?:"."|NIL) (.+)', line.decode()).group(1).strip('"') for line in listed}
+    assert folders == imap_folders
+    assert b"\\Seen" in flags[0] and b"\\Flagged" in flags[0]
+
+
+def test_a_connected_mailbox_at_another_provider_works_through_the_api(plans, imap_settings, settings):
+    """Dovecot plays the other provider: the account connects with the owner's own login."""
+    from rest_framework.test import APIClient
+
+    from mailcore.mailboxes.models import Mailbox
+    from mailcore.tests.factories import UserFactory
+
+    provider_account = Account.objects.create(name="Provider", plan=Plan.objects.get(code="pro"))
+    domain = domain_mark_verified(domain=domain_create(account=provider_account, name=f"p{uuid.uuid4().hex[:10]}.test"))
+    remote = mailbox_create(domain=domain, local_part="me", password="remote password 1")
+    imap = imaplib.IMAP4(imap_settings.host, imap_settings.imap_port)
+    imap.login(remote.address, "remote password 1")
+    imap.append("INBOX", "", imaplib.Time2Internaldate(0),
+                b"From: x@y.test\r\nSubject: At the other provider\r\n\r\nhello\r\n")
+    imap.logout()
+    # the address is now connected by another account; the provider's own row goes away
+    remote_address = remote.address
+    user = UserFactory(account__plan_code="pro")
+    api = APIClient()
+    api.force_login(user)
+    connect = {"email": f"me.elsewhere@{domain.name}x", "imap_host": imap_settings.host,
+               "imap_port": imap_settings.imap_port, "imap_tls": False, "username": remote_address}
+    wrong = api.post("/mailboxes/connected", {**connect, "password": "wrong password"}, format="json")
+    assert wrong.status_code == 422
+    assert "could not log in" in wrong.json()["errors"]["password"][0]
+    assert not Mailbox.objects.filter(account=user.account).exists()
+
+    created = api.post("/mailboxes/connected", {**connect, "password": "remote password 1"}, format="json")
+    assert created.status_code == 201, created.json()
+    assert created.json()["kind"] == "connected"
+    stored = Mailbox.objects.get(pk=created.json()["id"])
+    assert "remote password 1" not in stored.imap_password_encrypted
+    listing = api.get("/inbox", {"email": connect["email"]}).json()
+    assert [m["subject"] for m in listing["messages"]] == ["At the other provider"]
