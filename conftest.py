@@ -3,10 +3,34 @@
 alice owns a premium account, bob is her teammate in the same account, charlie is a stranger
 with an account of his own who must get 404 for everything of alice's.
 """
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
+from django.conf import settings as django_settings
 from rest_framework.test import APIClient
 
+from mailcore.tests.dns_server import _dns_server, dns_zone  # noqa: F401 (fixtures)
+from mailcore.tests.dovecot import dovecot, imap_settings, plans  # noqa: F401 (fixtures)
 from mailcore.tests.factories import UserFactory
+
+_database_dir: Path | None = None
+
+
+def pytest_configure(config) -> None:
+    """Dovecot reads the test database through its own connection: on SQLite it must be a file
+    (pytest-django's default is in memory). PostgreSQL's test database is reachable as it is."""
+    global _database_dir
+    database = django_settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3" and not database.get("TEST", {}).get("NAME"):
+        _database_dir = Path(tempfile.mkdtemp(prefix="mailwell-testdb-"))
+        database.setdefault("TEST", {})["NAME"] = str(_database_dir / "test.sqlite3")
+
+
+def pytest_unconfigure(config) -> None:
+    if _database_dir is not None:
+        shutil.rmtree(_database_dir, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from api.views import api_keys, auth, inbox, labels, mailboxes, subscriptions
+from api.views import api_keys, auth, inbox, labels, mailboxes, sending, subscriptions, tracking
 
 urlpatterns = [
     path("auth/login", auth.AuthLoginApi.as_view(), name="auth-login"),
@@ -19,6 +19,13 @@ urlpatterns = [
     path("mailboxes", mailboxes.MailboxListApi.as_view(), name="mailboxes"),
     path("mailboxes/connected", mailboxes.MailboxConnectApi.as_view(), name="mailbox-connect"),
     path("mail/mailbox-usage", mailboxes.MailboxUsageApi.as_view(), name="mailbox-usage"),
+    path("mail/send", sending.MailSendApi.as_view(), name="mail-send"),
+    path("mail/scheduled", sending.ScheduledListApi.as_view(), name="mail-scheduled"),
+    path("mail/scheduled/<int:scheduled_id>", sending.ScheduledDetailApi.as_view(), name="mail-scheduled-detail"),
+    path("mail/templates", sending.TemplateListCreateApi.as_view(), name="mail-templates"),
+    path("mail/templates/<int:template_id>", sending.TemplateDetailApi.as_view(), name="mail-template"),
+    path("t/o/<str:token>.gif", tracking.tracking_pixel, name="tracking-open"),
+    path("t/c/<str:token>", tracking.tracking_redirect, name="tracking-click"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
 ]

@@ -21,6 +21,7 @@ class Job:
 
 
 JOBS = [
+    Job("dispatch-due-mail", "mailcore.sending.services:outbound_dispatch_due", 1),
     Job("purge-expired-session-tokens", "mailcore.apikeys.sessions:session_tokens_purge_expired", 3600),
 ]
 

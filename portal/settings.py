@@ -316,3 +316,8 @@ RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")
 PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
 # Optional GeoIP2 country database (a .mmdb file) for email.opened's location_country.
 GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")
+
+# DNS servers for domain verification and DKIM look-ups ("host" or "host:port", comma-separated);
+# empty means the system's resolver. Tests point it at a DNS server they run on loopback.
+DNS_NAMESERVERS = env_list("DNS_NAMESERVERS")
+DNS_TIMEOUT_SECONDS = env_int("DNS_TIMEOUT_SECONDS", 5)

@@ -1,0 +1,211 @@
+"""POST /mail/send, the scheduled-mail endpoints and /mail/templates."""
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.permissions import request_account
+from mailcore.apikeys.models import ApiKey
+from mailcore.sending.quota import SendQuotaExceeded
+from mailcore.sending.services import MailboxLocked, mail_send, scheduled_cancel, scheduled_list
+from mailcore.sending.templates import (
+    template_create,
+    template_delete,
+    template_get,
+    template_update,
+    template_visible,
+)
+
+
+def request_user(request):
+    """The person a request acts for: the session's user, or the user who created the API key."""
+    if isinstance(request.auth, ApiKey):
+        return request.auth.created_by
+    return request.user
+
+
+class AttachmentInput(serializers.Serializer):
+    filename = serializers.CharField(max_length=255)
+    content_base64 = serializers.CharField(trim_whitespace=False)
+    content_type = serializers.CharField(max_length=255, default="application/octet-stream")
+
+
+class SendInput(serializers.Serializer):
+    from_email = serializers.EmailField()
+    to = serializers.ListField(child=serializers.CharField(max_length=320), min_length=1, max_length=50)
+    cc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
+    bcc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
+    subject = serializers.CharField(required=False, allow_blank=True, max_length=998)
+    body_html = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    body_text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    template_id = serializers.IntegerField(required=False)
+    variables = serializers.DictField(required=False, default=dict)
+    reply_to = serializers.CharField(required=False, allow_blank=True, max_length=320)
+    track_opens = serializers.BooleanField(required=False, default=False)
+    scheduled_at = serializers.DateTimeField(required=False)
+    unsend_window = serializers.IntegerField(required=False)
+    attachments = AttachmentInput(many=True, required=False, default=list)
+    sandbox = serializers.BooleanField(required=False, default=False)
+
+
+class SendResult(serializers.Serializer):
+    message_id = serializers.UUIDField()
+    status = serializers.CharField(help_text="sent, or scheduled when scheduled_at or unsend_window was given")
+    scheduled_at = serializers.DateTimeField(allow_null=True)
+    scheduled_id = serializers.IntegerField(allow_null=True)
+
+
+def send_result(message) -> dict:
+    held = message.status == message.Status.SCHEDULED
+    return SendResult({
+        "message_id": message.message_id,
+        "status": "scheduled" if held else "sent",
+        "scheduled_at": message.due_at if held else None,
+        "scheduled_id": message.pk if held else None,
+    }).data
+
+
+def send(request, data: dict) -> dict:
+    """The one handler behind POST /mail/send and the agent tool send_email."""
+    try:
+        message = mail_send(account=request_account(request), user=request_user(request), data=data)
+    except SendQuotaExceeded as exc:
+        raise exceptions.Throttled(wait=exc.retry_after, detail=exc.detail) from None
+    except MailboxLocked as exc:
+        raise exceptions.PermissionDenied(str(exc)) from None
+    return send_result(message)
+
+
+class MailSendApi(APIView):
+    required_scopes = "send"
+
+    @extend_schema(
+        tags=["sending"],
+        request=SendInput,
+        responses={200: SendResult},
+        summary="Send an email (scope send)",
+        description="Validates, reserves quota and queues the message; the worker delivers it within "
+        "seconds. scheduled_at or unsend_window hold it (status scheduled, cancellable). Sandbox runs "
+        "everything but SMTP and counts against no quota. Over quota: 429 with Retry-After.",
+    )
+    def post(self, request):
+        data = SendInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(send(request, data.validated_data))
+
+
+class ScheduledOutput(serializers.Serializer):
+    scheduled_id = serializers.IntegerField(source="pk")
+    message_id = serializers.UUIDField()
+    from_email = serializers.CharField(source="mailbox.address")
+    to = serializers.ListField(child=serializers.CharField(), source="payload.to")
+    subject = serializers.CharField(source="payload.subject")
+    scheduled_at = serializers.DateTimeField(source="due_at", help_text="When it will be sent")
+    is_undo_window = serializers.SerializerMethodField(help_text="true when held by unsend_window")
+    created_at = serializers.DateTimeField()
+
+    def get_is_undo_window(self, message) -> bool:
+        return message.scheduled_at is None
+
+
+class ScheduledListApi(APIView):
+    required_scopes = "send"
+
+    @extend_schema(tags=["sending"], responses={200: ScheduledOutput(many=True)},
+                   summary="Emails waiting for their time (scheduled_at or the undo window)")
+    def get(self, request):
+        return Response(ScheduledOutput(scheduled_list(account=request_account(request)), many=True).data)
+
+
+class ScheduledDetailApi(APIView):
+    required_scopes = "send"
+
+    @extend_schema(tags=["sending"], responses={204: None},
+                   summary="Cancel a scheduled email before it is sent (404 once sent or not yours)")
+    def delete(self, request, scheduled_id: int):
+        scheduled_cancel(account=request_account(request), scheduled_id=scheduled_id)
+        return Response(status=204)
+
+
+class TemplateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    subject = serializers.CharField(max_length=998, required=False, allow_blank=True, default="")
+    body_html = serializers.CharField(trim_whitespace=False)
+    is_shared = serializers.BooleanField(required=False, default=False)
+
+
+class TemplateUpdateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    subject = serializers.CharField(max_length=998, required=False, allow_blank=True)
+    body_html = serializers.CharField(required=False, trim_whitespace=False)
+    is_shared = serializers.BooleanField(required=False)
+
+
+class TemplateOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    subject = serializers.CharField()
+    body_html = serializers.CharField()
+    is_shared = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class TemplatePageOutput(serializers.Serializer):
+    templates = TemplateOutput(many=True)
+    total = serializers.IntegerField()
+    page = serializers.IntegerField()
+    per_page = serializers.IntegerField()
+
+
+class TemplatePageQuery(serializers.Serializer):
+    page = serializers.IntegerField(default=1, min_value=1)
+    per_page = serializers.IntegerField(default=20, min_value=1, max_value=100)
+
+
+class TemplateListCreateApi(APIView):
+    required_scopes = "send"
+
+    @extend_schema(tags=["templates"], operation_id="mail_templates_list", parameters=[TemplatePageQuery],
+                   responses={200: TemplatePageOutput},
+                   summary="List templates (yours and the account's shared ones), newest first")
+    def get(self, request):
+        query = TemplatePageQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page, per_page = query.validated_data["page"], query.validated_data["per_page"]
+        templates = template_visible(account=request_account(request), user=request_user(request))
+        window = templates[(page - 1) * per_page : page * per_page]
+        return Response(TemplatePageOutput(
+            {"templates": window, "total": templates.count(), "page": page, "per_page": per_page}).data)
+
+    @extend_schema(tags=["templates"], request=TemplateInput, responses={201: TemplateOutput}, summary="Create a template")
+    def post(self, request):
+        data = TemplateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        template = template_create(account=request_account(request), created_by=request_user(request),
+                                   **data.validated_data)
+        return Response(TemplateOutput(template).data, status=201)
+
+
+class TemplateDetailApi(APIView):
+    required_scopes = "send"
+
+    def _template(self, request, template_id: int):
+        return template_get(account=request_account(request), user=request_user(request), template_id=template_id)
+
+    @extend_schema(tags=["templates"], responses={200: TemplateOutput}, summary="Fetch a template")
+    def get(self, request, template_id: int):
+        return Response(TemplateOutput(self._template(request, template_id)).data)
+
+    @extend_schema(tags=["templates"], request=TemplateUpdateInput, responses={200: TemplateOutput},
+                   summary="Change a template")
+    def patch(self, request, template_id: int):
+        template = self._template(request, template_id)
+        data = TemplateUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(TemplateOutput(template_update(template=template, **data.validated_data)).data)
+
+    @extend_schema(tags=["templates"], responses={204: None}, summary="Delete a template")
+    def delete(self, request, template_id: int):
+        template_delete(template=self._template(request, template_id))
+        return Response(status=204)

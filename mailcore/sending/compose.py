@@ -1,0 +1,72 @@
+"""Build the MIME message for a send: identity, signature, alternatives, attachments, tracking."""
+import base64
+import html
+import re
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.utils import format_datetime
+
+import nh3
+from django.utils import timezone
+
+from mailcore.mailboxes.models import Mailbox
+from mailcore.sending import tracking
+
+_HREF = re.compile(r"""(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?://[^"']+)\2""", re.IGNORECASE)
+
+
+def html_to_text(body_html: str) -> str:
+    """A plain-text alternative for HTML-only mail: tags dropped, block ends become line breaks."""
+    text = re.sub(r"(?i)<br\s*/?>|</(p|div|h[1-6]|li|tr)>", "\n", body_html)
+    text = html.unescape(nh3.clean(text, tags=set()))
+    return "\n".join(line.strip() for line in text.splitlines()).strip() + "\n"
+
+
+def _with_signature(mailbox: Mailbox, body_html: str, body_text: str) -> tuple[str, str]:
+    if not mailbox.signature_html:
+        return body_html, body_text
+    if body_html:
+        body_html = f'{body_html}\n<div class="signature">-- <br>{mailbox.signature_html}</div>'
+    return body_html, f"{body_text.rstrip()}\n\n-- \n{html_to_text(mailbox.signature_html)}"
+
+
+def _tracked(body_html: str, message_id: str, track_opens: bool) -> str:
+    """Links become signed redirects (a click event each); an opened pixel when asked for."""
+    if not track_opens:
+        return body_html
+    body_html = _HREF.sub(lambda m: f"{m.group(1)}{m.group(2)}{html.escape(tracking.click_url(message_id, html.unescape(m.group(3))))}{m.group(2)}", body_html)
+    pixel = f'<img src="{tracking.open_url(message_id)}" width="1" height="1" alt="" style="display:none">'
+    return f"{body_html}\n{pixel}"
+
+
+def build_message(*, mailbox: Mailbox, payload: dict, message_id: str, rfc_message_id: str,
+                  track_opens: bool) -> bytes:
+    """RFC 5322 bytes with CRLF line ends, ready for DKIM and SMTP. Bcc stays off the headers."""
+    message = EmailMessage()
+    local, _, domain = mailbox.address.partition("@")
+    message["From"] = Address(display_name=mailbox.display_name, username=local, domain=domain)
+    message["To"] = ", ".join(payload["to"])
+    if payload.get("cc"):
+        message["Cc"] = ", ".join(payload["cc"])
+    if payload.get("reply_to"):
+        message["Reply-To"] = payload["reply_to"]
+    message["Subject"] = payload.get("subject", "")
+    message["Date"] = format_datetime(timezone.now())
+    message["Message-ID"] = rfc_message_id
+    message["MIME-Version"] = "1.0"
+    body_html, body_text = payload.get("body_html", ""), payload.get("body_text", "")
+    if body_html and not body_text:
+        body_text = html_to_text(body_html)
+    body_html, body_text = _with_signature(mailbox, body_html, body_text)
+    message.set_content(body_text or "\n")
+    if body_html:
+        message.add_alternative(_tracked(body_html, message_id, track_opens), subtype="html")
+    for attachment in payload.get("attachments", []):
+        maintype, _, subtype = attachment["content_type"].partition("/")
+        message.add_attachment(
+            base64.b64decode(attachment["content_base64"]),
+            maintype=maintype,
+            subtype=subtype,
+            filename=attachment["filename"],
+        )
+    return message.as_bytes(policy=message.policy.clone(linesep="\r\n"))

@@ -1,0 +1,62 @@
+"""Daily and hourly send quotas, reserved with one conditional UPDATE each so that concurrent
+requests can never both take the last unit (the database decides, not a read-then-write)."""
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from mailcore.mailboxes.models import Mailbox
+from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
+
+
+class SendQuotaExceeded(Exception):
+    def __init__(self, detail: str, retry_after: int):
+        super().__init__(detail)
+        self.detail = detail
+        self.retry_after = retry_after
+
+
+def _row(model, **key):
+    try:
+        with transaction.atomic():
+            model.objects.get_or_create(**key)
+    except IntegrityError:  # created concurrently
+        pass
+    return model.objects.filter(**key)
+
+
+def _seconds_until(moment: datetime, now: datetime) -> int:
+    return max(1, int((moment - now).total_seconds()))
+
+
+def quota_reserve(*, mailbox: Mailbox, count: int = 1) -> None:
+    """Take `count` sends from today's and this hour's allowance, or raise SendQuotaExceeded."""
+    plan = mailbox.effective_plan
+    now = timezone.now()
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    with transaction.atomic():
+        day_row = _row(MailboxDailyUsage, mailbox=mailbox, date=now.date())
+        if not day_row.filter(sends__lte=plan.sends_per_day - count).update(sends=F("sends") + count):
+            midnight = (hour + timedelta(days=1)).replace(hour=0)
+            raise SendQuotaExceeded(
+                f"{mailbox.address} has used its daily quota of {plan.sends_per_day} sends "
+                f"({plan.name} plan); it resets at 00:00 UTC.",
+                _seconds_until(midnight, now),
+            )
+        hour_row = _row(MailboxHourlySends, mailbox=mailbox, hour=hour)
+        if not hour_row.filter(sends__lte=plan.sends_per_hour - count).update(sends=F("sends") + count):
+            raise SendQuotaExceeded(
+                f"{mailbox.address} has used its hourly limit of {plan.sends_per_hour} sends "
+                f"({plan.name} plan); try again after the hour.",
+                _seconds_until(hour + timedelta(hours=1), now),
+            )
+
+
+def quota_release(*, mailbox: Mailbox, created_at: datetime, count: int = 1) -> None:
+    """Give back sends reserved by a message that was cancelled before it went out."""
+    hour = created_at.replace(minute=0, second=0, microsecond=0)
+    MailboxDailyUsage.objects.filter(mailbox=mailbox, date=created_at.date(), sends__gte=count).update(
+        sends=F("sends") - count
+    )
+    MailboxHourlySends.objects.filter(mailbox=mailbox, hour=hour, sends__gte=count).update(sends=F("sends") - count)
