@@ -74,3 +74,9 @@ def alice_api(alice):
 @pytest.fixture
 def charlie_api(charlie):
     return login_client(charlie)
+
+
+@pytest.fixture
+def charlie_factory(db):
+    """For transactional tests: make a fresh stranger after the plans exist."""
+    return lambda: UserFactory(account__plan_code="free")

@@ -1,7 +1,7 @@
 """One error shape for the whole API: {"detail": "..."} (plus "errors" per field on 422)."""
 import logging
 
-from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
@@ -41,6 +41,8 @@ def validation_response(errors) -> Response:
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"detail": "The request body is too large."}, status=413)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(as_serializer_error(exc))
     elif isinstance(exc, (ObjectDoesNotExist, Http404)):

@@ -321,3 +321,6 @@ GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")
 # empty means the system's resolver. Tests point it at a DNS server they run on loopback.
 DNS_NAMESERVERS = env_list("DNS_NAMESERVERS")
 DNS_TIMEOUT_SECONDS = env_int("DNS_TIMEOUT_SECONDS", 5)
+
+# Request bodies up to 50 MB: a send with the largest plan's 35 MB of attachments, base64-encoded.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 50 * 1024 * 1024)

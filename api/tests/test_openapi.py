@@ -10,7 +10,9 @@ def test_the_schema_lists_every_endpoint_built_so_far(api):
     assert schema["openapi"].startswith("3.")
     for path in ("/auth/login", "/auth/logout", "/api-keys", "/api-keys/{key_id}", "/api-keys/{key_id}/usage",
                  "/subscriptions/me", "/inbox", "/inbox/{uid}", "/inbox/folders", "/inbox/{uid}/attachments/{index}",
-                 "/labels", "/labels/{label_id}", "/mailboxes", "/mailboxes/connected", "/mail/mailbox-usage"):
+                 "/labels", "/labels/{label_id}", "/mailboxes", "/mailboxes/connected", "/mail/mailbox-usage",
+                 "/mail/send", "/mail/scheduled", "/mail/scheduled/{scheduled_id}", "/mail/templates",
+                 "/mail/templates/{template_id}"):
         assert path in schema["paths"], path
     assert set(schema["paths"]["/api-keys/{key_id}"]) >= {"get", "patch", "delete"}
     assert schema["components"]["securitySchemes"]["ApiKey"]["name"] == "X-API-Key"

@@ -24,3 +24,15 @@ def mailbox_set_password(*, mailbox: Mailbox, password: str) -> Mailbox:
     mailbox.password_hash = mailbox_password_hash(password)
     mailbox.save(update_fields=["password_hash"])
     return mailbox
+
+
+def mailbox_set_identity(*, mailbox: Mailbox, display_name: str | None = None, signature_html: str | None = None) -> Mailbox:
+    """The name and HTML signature outgoing mail carries; the signature is sanitized like mail."""
+    from mailcore.sanitize import sanitize_mail_html
+
+    if display_name is not None:
+        mailbox.display_name = display_name.strip()
+    if signature_html is not None:
+        mailbox.signature_html = sanitize_mail_html(signature_html, allow_remote_images=True).html
+    mailbox.save(update_fields=["display_name", "signature_html"])
+    return mailbox

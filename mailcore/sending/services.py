@@ -221,7 +221,9 @@ def outbound_dispatch(*, message_id: int) -> None:
     pending = message.payload["pending"]
     refused: list[dict] = []
     deferred_replies = []
-    if not message.sandbox:
+    if message.sandbox:
+        pending = []  # the whole pipeline ran; only the SMTP hand-over is skipped
+    else:
         outcomes = relay(mailbox.address, pending, raw)
         refused = [{"recipient": o.recipient, "reply": o.reply} for o in outcomes if o.status == "refused"]
         pending = [o.recipient for o in outcomes if o.status == "deferred"]

@@ -26,6 +26,17 @@ class SinkHandler:
 
     messages: list[Received] = field(default_factory=list)
     refuse: dict[str, str] = field(default_factory=dict)
+    greetings: int = 0  # EHLO/HELO seen: how many SMTP sessions clients opened
+
+    async def handle_EHLO(self, server, session, envelope, hostname, responses):
+        self.greetings += 1
+        session.host_name = hostname
+        return responses
+
+    async def handle_HELO(self, server, session, envelope, hostname):
+        self.greetings += 1
+        session.host_name = hostname
+        return f"250 {server.hostname}"
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if address in self.refuse:
