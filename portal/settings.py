@@ -187,6 +187,8 @@ if SMTP_URL:
     }
 else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+# Extra certificate authorities (a PEM file) trusted for the relay's TLS, besides the system's.
+SMTP_CA_BUNDLE = env_str("SMTP_CA_BUNDLE")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -65,6 +65,8 @@ def _outcome(recipient: str, code: int, text: bytes | str, accepted_as: str = "r
 def _via_smtp(envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
     url = parse_smtp_url(settings.SMTP_URL)
     context = ssl.create_default_context()
+    if settings.SMTP_CA_BUNDLE:  # a private relay's CA, besides the system's
+        context.load_verify_locations(cafile=settings.SMTP_CA_BUNDLE)
     client: smtplib.SMTP | None = None
     try:
         if url.implicit_tls:

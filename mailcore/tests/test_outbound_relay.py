@@ -92,3 +92,26 @@ def test_an_envelope_address_that_could_inject_headers_is_refused(address, tmp_p
     with pytest.raises(ValueError, match="invalid envelope address"):
         relay("ann@example.test", [address], RAW)
     assert not (tmp_path / "outbox").exists()
+
+
+def test_it_upgrades_to_tls_with_starttls_and_verifies_the_relays_certificate(settings, tmp_path):
+    import ssl
+
+    import trustme
+
+    authority = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(server_context)
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    options = {"tls_context": server_context, "require_starttls": True, "auth_required": True,
+               "authenticator": check_login}
+    with smtp_sink(server_options=options) as (port, sink):
+        settings.SMTP_URL = f"smtp://relay-user:p%40ss%20word@127.0.0.1:{port}?starttls=true"
+        settings.SMTP_CA_BUNDLE = ""
+        [untrusted] = relay("ann@example.test", ["x@elsewhere.test"], RAW)
+        settings.SMTP_CA_BUNDLE = str(bundle)
+        [trusted] = relay("ann@example.test", ["x@elsewhere.test"], RAW)
+    assert untrusted.status == "deferred"  # an unknown certificate is never trusted
+    assert trusted == Outcome("x@elsewhere.test", "relayed", "250 2.0.0 Relayed")
+    assert [m.content for m in sink.messages] == [RAW]
