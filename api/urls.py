@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
-from api.views import api_keys, auth, inbox, labels, mailboxes, sending, subscriptions, tracking
+from api.views import api_keys, auth, inbox, labels, mailboxes, sending, subscriptions, tracking, webhooks
 
 urlpatterns = [
     path("auth/login", auth.AuthLoginApi.as_view(), name="auth-login"),
@@ -26,6 +26,15 @@ urlpatterns = [
     path("mail/templates/<int:template_id>", sending.TemplateDetailApi.as_view(), name="mail-template"),
     path("t/o/<str:token>.gif", tracking.tracking_pixel, name="tracking-open"),
     path("t/c/<str:token>", tracking.tracking_redirect, name="tracking-click"),
+    path("webhooks", webhooks.WebhookListCreateApi.as_view(), name="webhooks"),
+    path("webhooks/<int:webhook_id>", webhooks.WebhookDetailApi.as_view(), name="webhook"),
+    path("webhooks/<int:webhook_id>/rotate-secret", webhooks.WebhookRotateSecretApi.as_view(), name="webhook-rotate"),
+    path("webhooks/<int:webhook_id>/test", webhooks.WebhookTestApi.as_view(), name="webhook-test"),
+    path("webhooks/<int:webhook_id>/deliveries", webhooks.WebhookDeliveriesApi.as_view(), name="webhook-deliveries"),
+    path("webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/retry", webhooks.WebhookDeliveryRetryApi.as_view(),
+         name="webhook-delivery-retry"),
+    path("webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/replay", webhooks.WebhookDeliveryReplayApi.as_view(),
+         name="webhook-delivery-replay"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
 ]

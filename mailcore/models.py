@@ -9,6 +9,7 @@ from mailcore.partners.models import PartnerClient
 from mailcore.store.models import StoredFolder, StoredMessage
 from mailcore.sending.models import MailTemplate, OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
+from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "Account",
@@ -33,4 +34,6 @@ __all__ = [
     "StoredMessage",
     "ThreadIndex",
     "User",
+    "WebhookDelivery",
+    "WebhookEndpoint",
 ]

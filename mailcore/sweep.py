@@ -22,6 +22,7 @@ class Job:
 
 JOBS = [
     Job("dispatch-due-mail", "mailcore.sending.services:outbound_dispatch_due", 1),
+    Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1),
     Job("purge-expired-session-tokens", "mailcore.apikeys.sessions:session_tokens_purge_expired", 3600),
 ]
 

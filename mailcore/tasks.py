@@ -15,3 +15,11 @@ def dispatch_due_mail() -> int:
     from mailcore.sending.services import outbound_dispatch_due
 
     return outbound_dispatch_due()
+
+
+@shared_task(name="mailcore.tasks.deliver_webhooks", acks_late=True)
+def deliver_webhooks() -> int:
+    """Attempt due webhook deliveries; enqueued right after an event commits."""
+    from mailcore.webhooks.delivery import webhooks_deliver_due
+
+    return webhooks_deliver_due()

@@ -326,3 +326,14 @@ DNS_TIMEOUT_SECONDS = env_int("DNS_TIMEOUT_SECONDS", 5)
 
 # Request bodies up to 50 MB: a send with the largest plan's 35 MB of attachments, base64-encoded.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 50 * 1024 * 1024)
+
+# Webhooks. Loopback destinations are refused unless this is on (development and tests only;
+# private, link-local, multicast and reserved addresses are always refused).
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
+if PRODUCTION and WEBHOOK_ALLOW_PRIVATE:
+    raise ImproperlyConfigured("WEBHOOK_ALLOW_PRIVATE is for development and tests only")
+# Extra certificate authorities (a PEM file) trusted for webhook endpoints, besides the system's.
+WEBHOOK_CA_BUNDLE = env_str("WEBHOOK_CA_BUNDLE")
+WEBHOOK_TIMEOUT_SECONDS = 10
+# Deliveries sent in parallel by one worker, so that a slow endpoint does not hold up the others.
+WEBHOOK_CONCURRENCY = env_int("WEBHOOK_CONCURRENCY", 16)
