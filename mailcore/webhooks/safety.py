@@ -30,9 +30,9 @@ def _is_unsafe(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
         ip = ip.ipv4_mapped
     if ip.is_loopback:
         return None if settings.WEBHOOK_ALLOW_PRIVATE else "a loopback address"
-    for unsafe, label in ((ip.is_private, "a private address"), (ip.is_link_local, "a link-local address"),
+    for unsafe, label in ((ip.is_unspecified, "an unspecified address"), (ip.is_link_local, "a link-local address"),
                           (ip.is_multicast, "a multicast address"), (ip.is_reserved, "a reserved address"),
-                          (ip.is_unspecified, "an unspecified address")):
+                          (ip.is_private, "a private address")):
         if unsafe:
             return label
     if not ip.is_global:
