@@ -18,6 +18,7 @@ from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
 from mailcore.inbound.threading import is_reply, thread_id
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.relay import relay
+from mailcore.sending.feedback import Feedback, feedback_from, feedback_record
 from mailcore.store.base import QuotaExceeded, StoreError
 from mailcore.store.factory import store_for
 
@@ -99,7 +100,7 @@ def deliver(raw: bytes, recipient: str, envelope_from: str) -> DeliveryResult:
             log.warning("%s forwarded but no copy kept in %s: %s", message_id, mailbox.address, stored.reply)
             stored = None
 
-    _announce(mailbox, summary, message_id, stored, forwarded)
+    _announce(mailbox, summary, message_id, stored, forwarded, _feedback(mailbox, raw))
     log.info("delivered %s for %s: stored=%s forwarded=%s", message_id, recipient, bool(stored), forwarded or "-")
     if stored:
         return DeliveryResult(recipient, "250 2.0.0 Delivered", mailbox.address, True, stored.uid, forwarded)
@@ -156,8 +157,28 @@ def _with_usage(mailbox: Mailbox, uid: int | None, added_bytes: int) -> _Stored:
     return _Stored(uid, max(after - added_bytes, 0), after)
 
 
+def _feedback(mailbox: Mailbox, raw: bytes) -> Feedback | None:
+    """A bounce or complaint about a send; a copy forwarded by a mailbox of the account was recorded there."""
+    try:
+        feedback = feedback_from(raw)
+        if feedback and Mailbox.objects.filter(account=mailbox.account, address__in=delivered_to(raw)).exists():
+            return None
+        return feedback
+    except Exception:  # reporting a bounce never costs the delivery
+        log.exception("feedback in mail for %s not read", mailbox.address)
+        return None
+
+
+def _record_feedback(mailbox: Mailbox, feedback: Feedback) -> None:
+    try:
+        with transaction.atomic():  # a savepoint: a failure takes back only the feedback events
+            feedback_record(feedback=feedback, account=mailbox.account)
+    except Exception:
+        log.exception("feedback in mail for %s not recorded", mailbox.address)
+
+
 def _announce(mailbox: Mailbox, summary: InboundSummary, message_id: str, stored: _Stored | None,
-              forwarded: tuple[str, ...]) -> None:
+              forwarded: tuple[str, ...], feedback: Feedback | None) -> None:
     """The events, written together once the message is safe."""
     now = timezone.now()
     with transaction.atomic():
@@ -173,6 +194,8 @@ def _announce(mailbox: Mailbox, summary: InboundSummary, message_id: str, stored
             stored.used_before, stored.used_after, limit=mailbox.quota_mb * MIB
         ):
             emit(account=mailbox.account, name="mailbox.quota_reached", data=_quota_data(mailbox, stored.used_after))
+        if feedback:
+            _record_feedback(mailbox, feedback)
 
 
 def _rejection(reply: str) -> Rejection:

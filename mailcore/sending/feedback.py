@@ -1,0 +1,282 @@
+"""Bounces and complaints about our sends: delivery status notifications (RFC 3464) and ARF
+feedback reports (RFC 5965) that come back to a mailbox raise email.bounced and email.spam_reported.
+
+A report is matched to the OutboundMessage whose rfc_message_id is the Message-ID of the returned
+message (its message/rfc822 or text/rfc822-headers part), else of an Original-Message-ID or
+X-Original-Message-ID field. Only the receiving account's sends are looked up, so a report can
+never raise an event on another account. Both events carry `sandbox: true` after a sandbox send.
+
+email.bounced, one per recipient that hard-failed (Action: failed with a 5.x.x status; `delayed`,
+and a 4.x.x failure after the sender's queue gave up, are not bounces):
+    message_id (our UUID, as in the send result), mailbox (the sending address), recipient (the
+    address as the send named it when the Original- or Final-Recipient matches one, else the
+    Original-Recipient, else the Final-Recipient), status ("5.1.1"), diagnostic (the
+    Diagnostic-Code text without its type, "" when there is none), bounced_at (ISO 8601, arrival
+    of the report).
+
+email.spam_reported, one per report (Feedback-Type other than auth-failure and not-spam):
+    message_id, mailbox, recipient (Original-Rcpt-To, else the send's only recipient, else null),
+    feedback_type ("abuse", "fraud", ...), user_agent (the reporter's, "" when absent),
+    reported_at (ISO 8601, arrival of the report).
+"""
+import base64
+import logging
+import quopri
+import re
+from dataclasses import dataclass
+from email import policy
+from email.message import Message
+from email.parser import BytesHeaderParser, BytesParser, HeaderParser
+from typing import Literal
+
+from django.db import transaction
+from django.utils import timezone
+
+from mailcore.accounts.models import Account
+from mailcore.events.services import emit
+from mailcore.inbound.threading import message_ids
+from mailcore.sending.models import OutboundMessage
+
+log = logging.getLogger(__name__)
+
+# Feedback types that are not complaints: DKIM/SPF/DMARC failure reports (RFC 6591) and
+# "this was not spam" (RFC 6430).
+NOT_COMPLAINTS = {"auth-failure", "not-spam"}
+_STATUS_PARTS = {"message/delivery-status", "message/global-delivery-status"}
+_RETURNED_PARTS = {"message/rfc822", "message/global", "text/rfc822-headers", "message/global-headers"}
+_ORIGINAL_ID_FIELDS = ("original-message-id", "x-original-message-id")
+_STATUS = re.compile(r"[245]\.\d{1,3}\.\d{1,3}")
+_REPLY_CODE = re.compile(r"\b([245])\d\d\b")
+
+Fields = dict[str, list[str]]  # lower-case field name -> its values, in order
+
+
+@dataclass(frozen=True)
+class FailedRecipient:
+    recipient: str  # Final-Recipient, without its address type
+    original_recipient: str | None
+    status: str  # "5.1.1"
+    diagnostic: str
+
+
+@dataclass(frozen=True)
+class Feedback:
+    kind: Literal["bounce", "complaint"]
+    original_message_id: str  # "<id@host>" of the message the report is about
+    failed: tuple[FailedRecipient, ...] = ()  # bounce
+    feedback_type: str = ""  # complaint
+    user_agent: str = ""
+    recipients: tuple[str, ...] = ()  # complaint: Original-Rcpt-To
+
+
+def feedback_from(raw: bytes) -> Feedback | None:
+    """The hard bounce or complaint this message reports; None for anything else, bad mail included."""
+    try:
+        if BytesHeaderParser(policy=policy.compat32).parsebytes(raw).get_content_type() != "multipart/report":
+            return None  # the common case, decided from the headers alone
+        report = BytesParser(policy=policy.compat32).parsebytes(raw)
+        parts = [part for part in report.get_payload() if isinstance(part, Message)]
+        return _bounce(report, parts) or _complaint(report, parts)
+    except Exception:  # bad mail is still mail: it is delivered, it just reports nothing
+        log.info("unreadable multipart/report", exc_info=True)
+        return None
+
+
+def feedback_record(*, feedback: Feedback, account: Account) -> bool:
+    """Raise the events for the account's send the report is about; False when it is not one of them."""
+    original = (
+        OutboundMessage.objects.select_related("mailbox")
+        .filter(account=account, rfc_message_id=feedback.original_message_id)
+        .order_by("-id")
+        .first()
+    )
+    if original is None:
+        return False
+    now = _iso(timezone.now())
+    about = {"message_id": str(original.message_id), "mailbox": original.mailbox.address}
+    with transaction.atomic():
+        if feedback.kind == "bounce":
+            seen = set()
+            for failed in feedback.failed:
+                recipient = _as_sent(original, failed.original_recipient, failed.recipient)
+                if recipient.casefold() in seen:
+                    continue
+                seen.add(recipient.casefold())
+                emit(account=original.account, name="email.bounced", sandbox=original.sandbox, data={
+                    **about, "recipient": recipient, "status": failed.status, "diagnostic": failed.diagnostic,
+                    "bounced_at": now,
+                })
+        else:
+            sent_to = _sent_to(original)
+            recipient = _as_sent(original, *feedback.recipients) or (sent_to[0] if len(sent_to) == 1 else None)
+            emit(account=original.account, name="email.spam_reported", sandbox=original.sandbox, data={
+                **about, "recipient": recipient, "feedback_type": feedback.feedback_type,
+                "user_agent": feedback.user_agent, "reported_at": now,
+            })
+    return True
+
+
+def _bounce(report: Message, parts: list[Message]) -> Feedback | None:
+    status_part = next((part for part in parts if part.get_content_type() in _STATUS_PARTS), None)
+    if status_part is None:
+        return None
+    blocks = _field_blocks(status_part)
+    failed = []
+    for block in blocks:
+        if "final-recipient" not in block or _first_word(_field(block, "action")) != "failed":
+            continue
+        diagnostic = _without_type(_field(block, "diagnostic-code"))
+        status = _status(_field(block, "status"), diagnostic)
+        recipient = _address(_field(block, "final-recipient"))
+        if status.startswith("5.") and recipient:
+            failed.append(FailedRecipient(recipient, _address(_field(block, "original-recipient")) or None,
+                                          status, diagnostic))
+    original_id = _original_message_id(report, parts, blocks)
+    if not failed or not original_id:
+        return None
+    return Feedback("bounce", original_id, failed=tuple(failed))
+
+
+def _complaint(report: Message, parts: list[Message]) -> Feedback | None:
+    report_part = next((part for part in parts if part.get_content_type() == "message/feedback-report"), None)
+    if report_part is None:
+        return None
+    blocks = _field_blocks(report_part)
+    fields: Fields = {}
+    for block in blocks:  # one block by the RFC; a stray blank line must not hide the rest
+        for name, values in block.items():
+            fields.setdefault(name, []).extend(values)
+    feedback_type = _first_word(_field(fields, "feedback-type"))
+    original_id = _original_message_id(report, parts, blocks)
+    if not feedback_type or feedback_type in NOT_COMPLAINTS or not original_id:
+        return None
+    recipients = tuple(filter(None, (_address(value) for value in fields.get("original-rcpt-to", []))))
+    return Feedback("complaint", original_id, feedback_type=feedback_type,
+                    user_agent=_field(fields, "user-agent"), recipients=recipients)
+
+
+def _field_blocks(part: Message) -> list[Fields]:
+    """The blocks of fields of a machine-readable part."""
+    blocks, block, name = [], {}, None
+    for line in _part_text(part).replace("\r\n", "\n").split("\n"):
+        if not line.strip():
+            if block:
+                blocks.append(block)
+            block, name = {}, None
+        elif line[0] in " \t" and name:
+            block[name][-1] += " " + line.strip()
+        elif ":" in line:
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
+            block.setdefault(name, []).append(value.strip())
+    if block:
+        blocks.append(block)
+    return [{name: [" ".join(value.split()) for value in values] for name, values in found.items()} for found in blocks]
+
+
+def _original_message_id(report: Message, parts: list[Message], blocks: list[Fields]) -> str:
+    for part in parts:
+        if part.get_content_type() not in _RETURNED_PARTS:
+            continue
+        headers = HeaderParser(policy=policy.compat32).parsestr(_part_text(part))
+        if found := _message_id(str(headers.get("Message-ID", ""))):
+            return found
+    for name in _ORIGINAL_ID_FIELDS:
+        for block in blocks:
+            if found := _message_id(_field(block, name)):
+                return found
+        if found := _message_id(str(report.get(name, ""))):
+            return found
+    return ""
+
+
+def _message_id(value: str) -> str:
+    value = " ".join(value.split())
+    ids = message_ids(value)
+    if ids:
+        return ids[0]
+    return f"<{value}>" if "@" in value and " " not in value and "<" not in value else ""
+
+
+def _status(status: str, diagnostic: str) -> str:
+    """The Status code; when it is missing, the enhanced code or the reply code of the diagnostic."""
+    if found := _STATUS.match(status):
+        return found.group()
+    if found := _STATUS.search(diagnostic):
+        return found.group()
+    if found := _REPLY_CODE.search(diagnostic):
+        return f"{found.group(1)}.0.0"
+    return ""
+
+
+def _sent_to(original: OutboundMessage) -> list[str]:
+    payload = original.payload if isinstance(original.payload, dict) else {}
+    return [address for key in ("to", "cc", "bcc") for address in payload.get(key) or [] if isinstance(address, str)]
+
+
+def _as_sent(original: OutboundMessage, *candidates: str | None) -> str:
+    """The candidate as the send spelled it, when it is one of its recipients; else the first candidate."""
+    sent = {address.casefold(): address for address in _sent_to(original)}
+    for candidate in candidates:
+        if candidate and candidate.casefold() in sent:
+            return sent[candidate.casefold()]
+    return next((candidate for candidate in candidates if candidate), "")
+
+
+def _field(fields: Fields, name: str) -> str:
+    values = fields.get(name)
+    return values[0] if values else ""
+
+
+def _first_word(value: str) -> str:
+    return value.split()[0].lower() if value.split() else ""
+
+
+def _without_type(value: str) -> str:
+    """'rfc822; bob@x' -> 'bob@x', 'smtp; 550 ...' -> '550 ...'."""
+    kind, semicolon, rest = value.partition(";")
+    return rest.strip() if semicolon and " " not in kind.strip() else value.strip()
+
+
+def _address(value: str) -> str:
+    address = _without_type(value).strip("<> ")
+    return address if "@" in address and " " not in address else ""
+
+
+def _part_text(part: Message) -> str:
+    """A part's content as text, however the parser left it."""
+    payload = part.get_payload()
+    if not isinstance(payload, list):  # text/rfc822-headers, or a part the parser kept as text
+        return _decoded(part)
+    # message/delivery-status was read as one message per block, any other message/* as one message;
+    # back to bytes (8-bit header bytes are kept as surrogates) so UTF-8 survives
+    data = b"\n\n".join(
+        "".join(f"{name}: {value}\n" for name, value in message.raw_items()).encode("utf-8", "surrogateescape")
+        + b"\n" + (body if isinstance(body := message.get_payload(decode=True), bytes) else b"")
+        for message in payload
+    )
+    encoding = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+    # RFC 6532/6533 let message/global* parts be encoded; the parser took the encoded text for a message
+    if encoding == "base64":
+        data = base64.b64decode(data)
+    elif encoding == "quoted-printable":
+        data = quopri.decodestring(data)
+    return _utf8(data)
+
+
+def _utf8(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _decoded(part: Message) -> str:
+    data = part.get_payload(decode=True)
+    if not isinstance(data, bytes):
+        return ""
+    try:
+        return data.decode(part.get_content_charset() or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        return data.decode("utf-8", errors="replace")
+
+
+def _iso(moment) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
