@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from api.views import api_keys, auth, inbox, labels, mailboxes, sending, subscriptions, tracking, webhooks
@@ -35,6 +35,7 @@ urlpatterns = [
          name="webhook-delivery-retry"),
     path("webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/replay", webhooks.WebhookDeliveryReplayApi.as_view(),
          name="webhook-delivery-replay"),
+    path("v1/hosting/", include("api.hosting.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
 ]

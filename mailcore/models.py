@@ -5,7 +5,7 @@ from mailcore.domains.models import DkimKey, Domain
 from mailcore.events.models import Event
 from mailcore.inbound.models import ThreadIndex
 from mailcore.mailboxes.models import Alias, ForwardingRule, Label, Mailbox
-from mailcore.partners.models import PartnerClient
+from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
 from mailcore.store.models import StoredFolder, StoredMessage
 from mailcore.sending.models import MailTemplate, OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
@@ -27,7 +27,9 @@ __all__ = [
     "MailboxHourlySends",
     "MailTemplate",
     "OutboundMessage",
+    "MailboxSlot",
     "PartnerClient",
+    "PartnerMailbox",
     "Plan",
     "SessionToken",
     "StoredFolder",

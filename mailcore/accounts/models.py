@@ -128,7 +128,19 @@ class HostingPartner(models.Model):
         max_length=16, choices=LapseAction.choices, default=LapseAction.SUSPEND
     )
     trial_ends_at = models.DateTimeField(null=True, blank=True)
+    trial_mailbox_allowance = models.PositiveSmallIntegerField(
+        default=3, help_text="Mailboxes a trial partner may create without slots, until the trial ends."
+    )
+    extra_domain_slots = models.PositiveIntegerField(default=0, help_text="Bought as add-ons.")
+    extra_storage_mb = models.PositiveIntegerField(default=0, help_text="Bought as add-ons.")
+    trial_notice_sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    FREE_DOMAIN_SLOTS = 2
+
+    @property
+    def domain_limit(self) -> int:
+        return self.FREE_DOMAIN_SLOTS + self.extra_domain_slots
 
     @property
     def is_operational(self) -> bool:

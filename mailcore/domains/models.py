@@ -18,6 +18,11 @@ class Domain(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     verification_token = models.CharField(max_length=64)
     verified_at = models.DateTimeField(null=True, blank=True)
+    mailserver_added = models.BooleanField(default=True, help_text="Postfix and Dovecot read our tables.")
+    dns_check = models.JSONField(null=True, blank=True, help_text="The last check, record by record.")
+    check_attempts = models.PositiveIntegerField(default=0, help_text="Failed checks since the last success.")
+    next_check_at = models.DateTimeField(null=True, blank=True, help_text="Background re-check of pending domains.")
+    failure_reported_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -16,3 +16,55 @@ class PartnerClient(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class MailboxSlot(models.Model):
+    """One prepaid mailbox-term in a partner's pool: unused until it funds a mailbox."""
+
+    class Status(models.TextChoices):
+        UNUSED = "unused", "Unused"
+        ASSIGNED = "assigned", "Assigned"
+        EXPIRED = "expired", "Expired"
+
+    partner = models.ForeignKey(HostingPartner, on_delete=models.CASCADE, related_name="slots")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.UNUSED)
+    term_days = models.PositiveSmallIntegerField(default=30, help_text="How long a mailbox it funds runs.")
+    purchased_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="When an assigned slot's term ends.")
+
+    class Meta:
+        ordering = ["purchased_at", "id"]
+        indexes = [models.Index(fields=["partner", "status"])]
+
+
+class PartnerMailbox(models.Model):
+    """A partner's client mailbox: its funding, status and term. The mail account is `mailbox`."""
+
+    class Status(models.TextChoices):
+        TRIAL = "trial", "Trial"
+        ACTIVE = "active", "Active"
+        EXPIRED = "expired", "Expired"
+        SUSPENDED = "suspended", "Suspended"
+        PENDING_PAYMENT = "pending_payment", "Pending payment"
+
+    class Funding(models.TextChoices):
+        SLOT = "slot", "Slot pool"
+        PAY_AS_YOU_GO = "pay_as_you_go", "Pay as you go"
+
+    partner = models.ForeignKey(HostingPartner, on_delete=models.CASCADE, related_name="mailboxes")
+    mailbox = models.OneToOneField("mailcore.Mailbox", on_delete=models.CASCADE, related_name="partner_mailbox")
+    slot = models.OneToOneField(MailboxSlot, on_delete=models.SET_NULL, null=True, blank=True, related_name="mailbox")
+    plan_type = models.CharField(max_length=16)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    funding_mode = models.CharField(max_length=16, choices=Funding.choices, default=Funding.SLOT)
+    expires_at = models.DateTimeField()
+    expiring_notice_sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["partner", "status"]), models.Index(fields=["expires_at"])]
+
+    @property
+    def is_trial(self) -> bool:
+        return self.status == self.Status.TRIAL

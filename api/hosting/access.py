@@ -1,0 +1,34 @@
+"""Access to /v1/hosting: an approved hosting partner in trial or active, and the partner scopes."""
+from rest_framework import exceptions
+from rest_framework.permissions import BasePermission
+from rest_framework.views import APIView
+
+from api.permissions import request_account
+from mailcore.accounts.models import HostingPartner
+
+
+def request_partner(request) -> HostingPartner:
+    partner = getattr(request_account(request), "partner", None)
+    if partner is None:
+        raise exceptions.PermissionDenied("This account is not a hosting partner; apply to become one first.")
+    if not partner.is_operational:
+        raise exceptions.PermissionDenied(
+            f"The hosting account is {partner.status}; the hosting API needs an active or trial account.")
+    return partner
+
+
+class IsOperationalPartner(BasePermission):
+    def has_permission(self, request, view):
+        request_partner(request)
+        return True
+
+
+class HostingApi(APIView):
+    """Base for /v1/hosting views: scopes by method in `required_scopes`, partner checked first."""
+
+    def get_permissions(self):
+        return [*super().get_permissions(), IsOperationalPartner()]
+
+    @property
+    def partner(self) -> HostingPartner:
+        return request_partner(self.request)

@@ -1,0 +1,108 @@
+"""Output records of the hosting partner API, as the spec's resource tables."""
+from rest_framework import serializers
+
+from billing.pricing import monthly_rate
+from mailcore.domains.services import domain_public_records
+
+
+class DnsRecordOutput(serializers.Serializer):
+    type = serializers.CharField()
+    host = serializers.CharField()
+    value = serializers.CharField()
+    description = serializers.CharField()
+    ok = serializers.BooleanField(allow_null=True)
+    found_value = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_null=True)
+
+
+class DomainOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    domain_name = serializers.CharField(source="name")
+    client_id = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField()
+    is_verified = serializers.BooleanField()
+    mailserver_added = serializers.BooleanField()
+    verified_at = serializers.DateTimeField(required=False, help_text="Present once verified")
+    dns_records = DnsRecordOutput(many=True, allow_null=True)
+
+    def to_representation(self, domain):
+        data = super().to_representation(domain)
+        if domain.verified_at is None:
+            data.pop("verified_at", None)
+        data["dns_records"] = domain_public_records(domain)
+        return data
+
+
+class ClientOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    lapse_action_override = serializers.CharField(allow_null=True)
+    domain_count = serializers.IntegerField()
+    mailbox_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class PartnerMailboxOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    email_address = serializers.CharField(source="mailbox.address")
+    domain = serializers.CharField(source="mailbox.domain.name")
+    plan_type = serializers.CharField()
+    status = serializers.CharField()
+    is_trial = serializers.BooleanField()
+    monthly_rate_usd = serializers.SerializerMethodField()
+    monthly_rate_ngn = serializers.SerializerMethodField()
+    expires_at = serializers.DateTimeField()
+    mailserver_provisioned = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+
+    def get_monthly_rate_usd(self, obj) -> float:
+        return float(monthly_rate(obj.plan_type, "usd"))
+
+    def get_monthly_rate_ngn(self, obj) -> float:
+        return float(monthly_rate(obj.plan_type, "ngn"))
+
+    def get_mailserver_provisioned(self, obj) -> bool:
+        """Dovecot and Postfix read the account from our tables: it exists once the row does."""
+        return obj.mailbox_id is not None
+
+
+class SettingsOutput(serializers.Serializer):
+    default_client_lapse_action = serializers.CharField()
+
+
+class PendingDomainOutput(serializers.Serializer):
+    domain_id = serializers.IntegerField()
+    domain_name = serializers.CharField()
+    status = serializers.CharField()
+    dns_records = DnsRecordOutput(many=True, allow_null=True)
+
+
+class StatsOutput(serializers.Serializer):
+    mailboxes_total = serializers.IntegerField()
+    mailboxes_by_status = serializers.DictField(child=serializers.IntegerField())
+    mailboxes_by_plan = serializers.DictField(child=serializers.IntegerField())
+    slots_unused = serializers.IntegerField()
+    slots_assigned = serializers.IntegerField()
+    slots_expired = serializers.IntegerField()
+    domains_total = serializers.IntegerField()
+    domains_verified = serializers.IntegerField()
+    domains_pending = serializers.IntegerField()
+    domain_limit = serializers.IntegerField()
+    extra_storage_mb = serializers.IntegerField()
+    pending_domain_setup = PendingDomainOutput(many=True)
+
+
+class SummaryOutput(serializers.Serializer):
+    account_name = serializers.CharField()
+    status = serializers.CharField()
+    trial_ends_at = serializers.DateTimeField(allow_null=True)
+    default_client_lapse_action = serializers.CharField()
+    clients_total = serializers.IntegerField()
+    domains_total = serializers.IntegerField()
+    domains_verified = serializers.IntegerField()
+    domain_limit = serializers.IntegerField()
+    mailboxes_total = serializers.IntegerField()
+    mailboxes_active = serializers.IntegerField()
+    mailboxes_trial = serializers.IntegerField()
+    slots_unused = serializers.IntegerField()
+    extra_storage_mb = serializers.IntegerField()

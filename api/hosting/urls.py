@@ -1,0 +1,17 @@
+from django.urls import path
+
+from api.hosting import views
+
+urlpatterns = [
+    path("domains", views.HostingDomainListApi.as_view()),
+    path("domains/<int:domain_id>", views.HostingDomainDetailApi.as_view()),
+    path("domains/<int:domain_id>/verify", views.HostingDomainVerifyApi.as_view()),
+    path("clients", views.HostingClientListApi.as_view()),
+    path("clients/<int:client_id>", views.HostingClientDetailApi.as_view()),
+    path("settings", views.HostingSettingsApi.as_view()),
+    path("mailboxes", views.HostingMailboxListApi.as_view()),
+    path("mailboxes/<int:mailbox_id>", views.HostingMailboxDetailApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/renew", views.HostingMailboxRenewApi.as_view()),
+    path("stats", views.HostingStatsApi.as_view()),
+    path("summary", views.HostingSummaryApi.as_view()),
+]

@@ -1,0 +1,137 @@
+"""The five DNS records a hosted domain carries, and checking each one with a specific reason.
+
+Verification needs only the MX record and the ownership token; SPF, DMARC and DKIM are checked
+and reported too, so a verified domain can still show what to fix.
+"""
+from dataclasses import asdict, dataclass
+
+from django.conf import settings
+
+from mailcore.dnslookup import lookup
+from mailcore.domains.dkim import dkim_key_for, dkim_public_record
+from mailcore.domains.models import Domain
+
+VERIFY_PREFIX = "mailwell-verify"
+
+
+@dataclass
+class DnsRecord:
+    key: str  # mx, ownership, spf, dmarc, dkim
+    type: str
+    host: str
+    value: str
+    description: str
+    ok: bool | None = None
+    found_value: str | None = None
+    reason: str | None = None
+
+    def public(self) -> dict:
+        record = asdict(self)
+        record.pop("key")
+        return record
+
+
+def expected_records(domain: Domain) -> list[DnsRecord]:
+    dkim = dkim_key_for(domain.name)
+    return [
+        DnsRecord("mx", "MX", "@", f"10 {settings.MAIL_HOST}", "Routes incoming mail to our mail servers"),
+        DnsRecord("ownership", "TXT", "@", f"{VERIFY_PREFIX}={domain.verification_token}",
+                  "Proves you control this domain's DNS"),
+        DnsRecord("spf", "TXT", "@", f"v=spf1 mx include:{settings.RELAY_HOST} ~all",
+                  "Authorizes us to send mail for the domain"),
+        DnsRecord("dmarc", "TXT", "_dmarc", f"v=DMARC1; p=none; rua=mailto:dmarc@{domain.name}",
+                  "Protects the domain against spoofing"),
+        DnsRecord("dkim", "TXT", f"{dkim.selector}._domainkey", dkim_public_record(dkim),
+                  "Signs outgoing mail so receivers can trust it"),
+    ]
+
+
+def _fqdn(domain: Domain, host: str) -> str:
+    return domain.name if host == "@" else f"{host}.{domain.name}"
+
+
+def _norm(name: str) -> str:
+    return name.strip().rstrip(".").lower()
+
+
+def _check_mx(record: DnsRecord, domain: Domain) -> None:
+    answer = lookup(domain.name, "MX")
+    if not answer.values:
+        record.ok, record.reason = False, "no MX record"
+        return
+    record.found_value = ", ".join(answer.values)
+    hosts = [_norm(value.split()[-1]) for value in answer.values]
+    if _norm(settings.MAIL_HOST) in hosts:
+        record.ok = True
+    else:
+        record.ok, record.reason = False, f"MX points to {', '.join(hosts)}, expected {_norm(settings.MAIL_HOST)}"
+
+
+def _txt(domain: Domain, host: str) -> list[str]:
+    return lookup(_fqdn(domain, host), "TXT").values
+
+
+def _check_ownership(record: DnsRecord, domain: Domain, txt_at_apex: list[str]) -> None:
+    tokens = [value for value in txt_at_apex if value.startswith(f"{VERIFY_PREFIX}=")]
+    record.found_value = ", ".join(tokens) or None
+    if record.value in tokens:
+        record.ok = True
+    elif tokens:
+        record.ok, record.reason = False, "the verification token does not match"
+    else:
+        record.ok, record.reason = False, "no verification TXT record"
+
+
+def _check_spf(record: DnsRecord, txt_at_apex: list[str]) -> None:
+    spf = [value for value in txt_at_apex if value.lower().startswith("v=spf1")]
+    record.found_value = " | ".join(spf) or None
+    include = f"include:{settings.RELAY_HOST}".lower()
+    if not spf:
+        record.ok, record.reason = False, "no SPF record"
+    elif len(spf) > 1:
+        record.ok, record.reason = False, "two SPF records; merge them into one"
+    elif include not in spf[0].lower().split():
+        record.ok, record.reason = False, f"SPF lacks {include}"
+    else:
+        record.ok = True
+
+
+def _check_dmarc(record: DnsRecord, domain: Domain) -> None:
+    dmarc = [value for value in _txt(domain, "_dmarc") if value.upper().startswith("V=DMARC1")]
+    record.found_value = " | ".join(dmarc) or None
+    if not dmarc:
+        record.ok, record.reason = False, "no DMARC record"
+    elif len(dmarc) > 1:
+        record.ok, record.reason = False, "two DMARC records"
+    elif "p=" not in dmarc[0].replace(" ", "").lower():
+        record.ok, record.reason = False, "DMARC record has no policy (p=)"
+    else:
+        record.ok = True
+
+
+def _dkim_key(value: str) -> str:
+    tags = dict(part.strip().split("=", 1) for part in value.split(";") if "=" in part)
+    return tags.get("p", "").replace(" ", "")
+
+
+def _check_dkim(record: DnsRecord, domain: Domain) -> None:
+    found = [value for value in _txt(domain, record.host) if "p=" in value]
+    record.found_value = " | ".join(found) or None
+    if not found:
+        record.ok, record.reason = False, "no DKIM record"
+    elif _dkim_key(found[0]) != _dkim_key(record.value):
+        record.ok, record.reason = False, "DKIM key does not match"
+    else:
+        record.ok = True
+
+
+def check_records(domain: Domain) -> list[DnsRecord]:
+    records = expected_records(domain)
+    by_key = {record.key: record for record in records}
+    apex = _txt(domain, "@")
+    _check_mx(by_key["mx"], domain)
+    _check_ownership(by_key["ownership"], domain, apex)
+    _check_spf(by_key["spf"], apex)
+    _check_dmarc(by_key["dmarc"], domain)
+    _check_dkim(by_key["dkim"], domain)
+    return records

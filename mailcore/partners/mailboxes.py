@@ -1,0 +1,146 @@
+"""A partner's client mailboxes: create (slot-funded), renew, delete. Pay-as-you-go lands in billing."""
+import re
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from mailcore.accounts.models import HostingPartner, Plan
+from mailcore.domains.models import Domain
+from mailcore.events.services import emit
+from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.passwords import mailbox_password_hash
+from mailcore.mailboxes.services import mailbox_create
+from mailcore.partners.models import MailboxSlot, PartnerMailbox
+from mailcore.partners.services import slot_take
+from mailcore.store.base import StoreError
+from mailcore.store.factory import store_for
+
+PARTNER_PLANS = ("pro", "premium")
+MIN_PASSWORD = 8
+LOCAL_PART = re.compile(r"^[a-z0-9](?:[a-z0-9._+-]{0,62}[a-z0-9])?$")
+RENEWAL = timedelta(days=30)
+
+
+class DomainNotVerified(Exception):
+    pass
+
+
+class NoSlotAvailable(Exception):
+    pass
+
+
+class MailboxExists(Exception):
+    pass
+
+
+class NotPayAsYouGo(Exception):
+    pass
+
+
+def _iso(moment) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _event_data(partner_mailbox: PartnerMailbox) -> dict:
+    mailbox = partner_mailbox.mailbox
+    return {"mailbox_id": partner_mailbox.pk, "email_address": mailbox.address, "domain": mailbox.domain.name,
+            "client_id": mailbox.domain.client_id, "plan_type": partner_mailbox.plan_type,
+            "status": partner_mailbox.status, "expires_at": _iso(partner_mailbox.expires_at)}
+
+
+def _clean(local_part: str, password: str, plan_id: str) -> str:
+    errors = {}
+    local_part = (local_part or "").strip().lower()
+    if not LOCAL_PART.match(local_part) or ".." in local_part:
+        errors["local_part"] = ["use letters, digits and . _ + - (not at the start or end), at most 64"]
+    if len(password or "") < MIN_PASSWORD:
+        errors["password"] = [f"at least {MIN_PASSWORD} characters"]
+    if plan_id not in PARTNER_PLANS:
+        errors["plan_id"] = ["pro or premium"]
+    if errors:
+        raise ValidationError(errors)
+    return local_part
+
+
+def partner_mailbox_create(*, partner: HostingPartner, domain: Domain, local_part: str, password: str,
+                           plan_id: str, display_name: str = "", funding_mode: str = "slot") -> PartnerMailbox:
+    local_part = _clean(local_part, password, plan_id)
+    if funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
+        raise NotPayAsYouGo(f"pay-as-you-go needs a retail price for the {plan_id} plan; none is set")
+    if funding_mode != PartnerMailbox.Funding.SLOT:
+        raise ValidationError({"funding_mode": ["slot or pay_as_you_go"]})
+    if not domain.is_verified:
+        raise DomainNotVerified(f"{domain.name} is not verified yet; finish its DNS set-up first")
+    address = f"{local_part}@{domain.name}"
+    plan = Plan.objects.get(code=plan_id)
+    with transaction.atomic():
+        existing = Mailbox.objects.filter(address=address).select_related("domain").first()
+        if existing is not None and (existing.is_active or hasattr(existing, "partner_mailbox")
+                                     or existing.account_id != partner.account_id):
+            raise MailboxExists(f"{address} already exists")
+        if partner.status == HostingPartner.Status.TRIAL and partner.mailboxes.filter(
+                status=PartnerMailbox.Status.TRIAL).count() < partner.trial_mailbox_allowance:
+            slot, status = None, PartnerMailbox.Status.TRIAL
+            expires_at = partner.trial_ends_at or timezone.now() + timedelta(days=14)
+        else:
+            slot = slot_take(partner=partner)
+            if slot is None:
+                raise NoSlotAvailable("no unused mailbox slot; buy a slot pool or use pay-as-you-go")
+            status, expires_at = PartnerMailbox.Status.ACTIVE, slot.expires_at
+        if existing is not None:  # a mailbox deleted earlier: its account and mail come back
+            existing.password_hash = mailbox_password_hash(password)
+            existing.plan, existing.is_active, existing.display_name = plan, True, display_name
+            existing.save(update_fields=["password_hash", "plan", "is_active", "display_name"])
+            mailbox = existing
+        else:
+            mailbox = mailbox_create(domain=domain, local_part=local_part, password=password,
+                                     display_name=display_name, plan=plan)
+        partner_mailbox = PartnerMailbox.objects.create(partner=partner, mailbox=mailbox, slot=slot, plan_type=plan_id,
+                                                        status=status, expires_at=expires_at)
+        emit(account=partner.account, name="partner_mailbox.created", data=_event_data(partner_mailbox))
+        emit(account=partner.account, name="mailbox.created", data={"email": address, "plan": plan_id})
+    try:
+        store_for(mailbox).ensure_folders()
+    except StoreError:
+        pass  # Dovecot creates the folders itself on first login; provisioning is the row above
+    return partner_mailbox
+
+
+def partner_mailbox_renew(*, partner_mailbox: PartnerMailbox) -> PartnerMailbox:
+    """Extend the term by a month from its end (or from now once lapsed) and re-enable it."""
+    with transaction.atomic():
+        now = timezone.now()
+        start = max(partner_mailbox.expires_at, now)
+        partner_mailbox.expires_at = start + RENEWAL
+        partner_mailbox.expiring_notice_sent_at = None
+        if partner_mailbox.status in (PartnerMailbox.Status.EXPIRED, PartnerMailbox.Status.SUSPENDED,
+                                      PartnerMailbox.Status.TRIAL):
+            partner_mailbox.status = PartnerMailbox.Status.ACTIVE
+        partner_mailbox.save()
+        if partner_mailbox.slot_id:
+            MailboxSlot.objects.filter(pk=partner_mailbox.slot_id).update(
+                status=MailboxSlot.Status.ASSIGNED, expires_at=partner_mailbox.expires_at)
+        mailbox = partner_mailbox.mailbox
+        mailbox.is_active = True
+        mailbox.plan = Plan.objects.get(code=partner_mailbox.plan_type)
+        mailbox.save(update_fields=["is_active", "plan"])
+        emit(account=partner_mailbox.partner.account, name="partner_mailbox.renewed",
+             data=_event_data(partner_mailbox))
+    return partner_mailbox
+
+
+def partner_mailbox_delete(*, partner_mailbox: PartnerMailbox) -> None:
+    """The mailbox goes and its slot is freed (back in the pool for the rest of its paid term); the
+    mail account is only deactivated and its mail kept."""
+    with transaction.atomic():
+        data = _event_data(partner_mailbox)
+        mailbox = partner_mailbox.mailbox
+        if partner_mailbox.slot_id:
+            MailboxSlot.objects.filter(pk=partner_mailbox.slot_id).update(status=MailboxSlot.Status.UNUSED)
+        partner_mailbox.delete()
+        mailbox.is_active = False
+        mailbox.save(update_fields=["is_active"])
+        emit(account=mailbox.account, name="partner_mailbox.deleted", data={**data, "status": "deleted"})
+        emit(account=mailbox.account, name="mailbox.deleted", data={"email": mailbox.address})

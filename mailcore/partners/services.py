@@ -1,0 +1,80 @@
+"""Writes for hosting partners: clients, settings, the slot pool."""
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from mailcore.accounts.models import HostingPartner, LapseAction
+from mailcore.partners.models import MailboxSlot, PartnerClient
+
+_UNSET = object()
+
+
+class ClientHasDomains(Exception):
+    pass
+
+
+def _lapse_action(value, field: str, *, allow_null: bool) -> str | None:
+    if value is None and allow_null:
+        return None
+    if value not in LapseAction.values:
+        raise ValidationError({field: [f"must be one of {', '.join(LapseAction.values)}"]})
+    return value
+
+
+def client_create(*, partner: HostingPartner, name: str) -> PartnerClient:
+    if not name.strip():
+        raise ValidationError({"name": ["name must not be blank"]})
+    return PartnerClient.objects.create(partner=partner, name=name.strip())
+
+
+def client_update(*, client: PartnerClient, name=_UNSET, lapse_action_override=_UNSET) -> PartnerClient:
+    fields = []
+    if name is not _UNSET:
+        if not str(name).strip():
+            raise ValidationError({"name": ["name must not be blank"]})
+        client.name = str(name).strip()
+        fields.append("name")
+    if lapse_action_override is not _UNSET:
+        client.lapse_action_override = _lapse_action(lapse_action_override, "lapse_action_override", allow_null=True)
+        fields.append("lapse_action_override")
+    if fields:
+        client.save(update_fields=fields)
+    return client
+
+
+def client_delete(*, client: PartnerClient) -> None:
+    if client.domains.exists():
+        raise ClientHasDomains(f"{client.name} still has domains; delete them first")
+    client.delete()
+
+
+def partner_settings_update(*, partner: HostingPartner, default_client_lapse_action: str) -> HostingPartner:
+    partner.default_client_lapse_action = _lapse_action(default_client_lapse_action, "default_client_lapse_action",
+                                                        allow_null=False)
+    partner.save(update_fields=["default_client_lapse_action"])
+    return partner
+
+
+def slots_grant(*, partner: HostingPartner, count: int, term_days: int = 30) -> list[MailboxSlot]:
+    """Add prepaid slots to the pool: the seam where a pool purchase lands (billing)."""
+    return MailboxSlot.objects.bulk_create(
+        [MailboxSlot(partner=partner, term_days=term_days) for _ in range(count)])
+
+
+def slot_take(*, partner: HostingPartner) -> MailboxSlot | None:
+    """Assign an unused slot (a freed one keeps the rest of its term), or None.
+
+    Each candidate is taken with a conditional UPDATE, so concurrent creates never share a slot.
+    """
+    now = timezone.now()
+    MailboxSlot.objects.filter(partner=partner, status=MailboxSlot.Status.UNUSED, expires_at__lte=now).update(
+        status=MailboxSlot.Status.EXPIRED)
+    for slot in MailboxSlot.objects.filter(partner=partner, status=MailboxSlot.Status.UNUSED).order_by(
+            "purchased_at", "id")[:20]:
+        expires_at = slot.expires_at or now + timedelta(days=slot.term_days)
+        if MailboxSlot.objects.filter(pk=slot.pk, status=MailboxSlot.Status.UNUSED).update(
+                status=MailboxSlot.Status.ASSIGNED, expires_at=expires_at):
+            slot.status, slot.expires_at = MailboxSlot.Status.ASSIGNED, expires_at
+            return slot
+    return None
