@@ -27,7 +27,9 @@ class HostingApi(APIView):
     """Base for /v1/hosting views: scopes by method in `required_scopes`, partner checked first."""
 
     def get_permissions(self):
-        return [*super().get_permissions(), IsOperationalPartner()]
+        """Signed in first (401), then a working partner account (403), then scopes and plan gates."""
+        authenticated, *others = super().get_permissions()
+        return [authenticated, IsOperationalPartner(), *others]
 
     @property
     def partner(self) -> HostingPartner:
