@@ -13,13 +13,15 @@ from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_create, domain_mark_verified
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.services import mailbox_create, mailbox_set_password
-from mailcore.partners.models import PartnerClient
+from mailcore.partners.models import MailboxSlot, PartnerClient
+from mailcore.partners.services import slots_grant
 
 PREMIUM = {"email": "demo@mailwell.test", "password": "demo-pass-2026", "domain": "demo.mailwell.test"}
 PARTNER = {"email": "partner@mailwell.test", "password": "partner-pass-2026", "domain": "acme-bakery.test"}
 MAILBOXES = [("hello", "Hello Team"), ("support", "Support")]
 MAILBOX_PASSWORD = "mailbox-pass-2026"
 CLIENT_NAME = "Acme Bakery"
+DEMO_SLOTS = 10  # unused mailbox slots the demo partner starts with
 
 
 def _user(email: str, password: str, plan_code: str) -> User:
@@ -66,6 +68,9 @@ class Command(BaseCommand):
         partner_user = _user(PARTNER["email"], PARTNER["password"], "premium")
         partner = hosting_partner_enable(account=partner_user.account, status=HostingPartner.Status.ACTIVE)
         client, _ = PartnerClient.objects.get_or_create(partner=partner, name=CLIENT_NAME)
+        unused = MailboxSlot.objects.filter(partner=partner, status=MailboxSlot.Status.UNUSED).count()
+        if unused < DEMO_SLOTS:
+            slots_grant(partner=partner, count=DEMO_SLOTS - unused)
         partner_domain = _verified_domain(partner.account, PARTNER["domain"], client)
 
         if not as_json:
@@ -74,7 +79,7 @@ class Command(BaseCommand):
                 f"  Premium account: {PREMIUM['email']} / {PREMIUM['password']}\n"
                 f"    domain {domain.name}, mailboxes {', '.join(addresses)} (password {MAILBOX_PASSWORD})\n"
                 f"  Hosting partner: {PARTNER['email']} / {PARTNER['password']}\n"
-                f"    client {client.name}, domain {partner_domain.name}\n"
+                f"    client {client.name}, domain {partner_domain.name}, {DEMO_SLOTS} unused mailbox slots\n"
                 "  API keys: run `python manage.py seed_demo --json` for fresh ones."
             )
             return
