@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # System packages the test suite starts natively: Dovecot (IMAP, LMTP, PostgreSQL and SQLite
-# auth), the same server docker/dovecot/ configures for production. Idempotent: installs only
-# what is missing. Needs root (CI runs as root); prints what to run otherwise.
+# auth), the same server docker/dovecot/ configures for production, and Chromium for the
+# browser journeys in e2e/ (Playwright drives Debian's build; it never downloads one).
+# Idempotent: installs only what is missing. Needs root (CI runs as root); prints what to run otherwise.
 set -euo pipefail
 
-packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite)
+packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

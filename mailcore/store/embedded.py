@@ -36,14 +36,21 @@ from mailcore.store.reading import read
 class EmbeddedStore:
     def __init__(self, mailbox: Mailbox):
         self.mailbox = mailbox
+        self._folders_ready = False
 
     # folders
 
     def ensure_folders(self) -> None:
+        if self._folders_ready:
+            return
+        existing = set(StoredFolder.objects.filter(mailbox=self.mailbox).values_list("name", flat=True))
         for name, special_use in DEFAULT_FOLDERS.items():
+            if name in existing:
+                continue
             StoredFolder.objects.get_or_create(
                 mailbox=self.mailbox, name=name, defaults={"special_use": special_use}
             )
+        self._folders_ready = True
 
     def _folder(self, name: str) -> StoredFolder:
         name = validate_folder(name)

@@ -1,0 +1,652 @@
+"""Sending benchmark: the API's POST /mail/send against a trivial endpoint, and SMTP delivery
+through the product's dispatch path against a bare smtplib loop. One run, one machine, ratios.
+
+    .venv/bin/python bench/send.py [--seconds 5] [--rounds 4] [--messages 300] [--profile]
+
+1. HTTP: gunicorn (production settings, PostgreSQL in a fresh database) serves 16 client threads,
+   each on its own keep-alive connection (stdlib http.client; httpx is not a dependency).
+   Sandbox `POST /mail/send` and `GET /subscriptions/me`, same API key, same server, measured in
+   alternating rounds of fixed duration after a warm-up. No worker runs, so the sandbox rows
+   stay `queued`: this measures the API, not delivery.
+2. SMTP: in this process, against the same database, `mail_send` creates N real (non-sandbox)
+   rows for a mailbox on a plan with huge quotas, then `outbound_dispatch_due()` runs until none
+   is left (MIME, DKIM, relay to an aiosmtpd sink on loopback, copy to Sent, events). The
+   baseline sends the same number of messages of the same bytes with bare smtplib, one
+   connection per message, to the same sink.
+
+Prints a table and writes the figures to bench/results/send-<UTC timestamp>.json. Everything
+(gunicorn, the database, temporary files) is cleaned up, also on failure. Exit status 0 when
+every request succeeded and every message arrived.
+"""
+import argparse
+import base64
+import cProfile
+import http.client
+import io
+import json
+import os
+import platform
+import pstats
+import secrets
+import shutil
+import signal
+import smtplib
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+BENCH_DB = "mailwell_bench"
+DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{BENCH_DB}"
+CLIENTS = 16
+SENDER = "hello@demo.mailwell.test"  # seed_demo's mailbox, for the HTTP part
+BENCH_LOCAL_PART = "bench"  # the SMTP part's own mailbox on its own plan
+DEMO_DOMAIN = "demo.mailwell.test"
+DEMO_USER = "demo@mailwell.test"
+# Product settings that would change what is measured; the server gets exactly what we set.
+STRIP_ENV = ["REDIS_URL", "SMTP_URL", "MAIL_STORE", "DEBUG", "DB_CONN_MAX_AGE", "API_KEY_USAGE_FLUSH_SECONDS",
+             "TRUSTED_PROXY_COUNT", "DATA_UPLOAD_MAX_MEMORY_SIZE", "WEB_CONCURRENCY", "GUNICORN_CMD_ARGS",
+             "DJANGO_SETTINGS_MODULE", "LOG_LEVEL"]
+
+PARAGRAPH = ("<p>Hello, this is a benchmark message from Mailwell. It carries a few paragraphs of "
+             "ordinary HTML so that the MIME, DKIM and storage work is realistic.</p>\n")
+BODY_HTML = "<h1>Weekly update</h1>\n" + PARAGRAPH * 8 + '<p><a href="https://example.com/more">Read more</a></p>'
+
+
+class BenchFailed(Exception):
+    pass
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile of an already sorted list."""
+    if not sorted_values:
+        return float("nan")
+    rank = max(1, min(len(sorted_values), int(round(fraction * len(sorted_values) + 0.5))))
+    return sorted_values[rank - 1]
+
+
+# --- the database -------------------------------------------------------------------------------
+
+
+def pg_admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
+        connection.execute(sql)
+
+
+def pg_version() -> str:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL) as connection:
+        return connection.execute("SHOW server_version").fetchone()[0]
+
+
+def create_database() -> None:
+    pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+    pg_admin(f"CREATE DATABASE {BENCH_DB}")
+
+
+def drop_database() -> None:
+    pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+
+def product_env(data_dir: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name not in STRIP_ENV}
+    env.update(
+        DJANGO_SETTINGS_MODULE="portal.settings",
+        DJANGO_ENV="production",
+        SECRET_KEY=secrets.token_urlsafe(64),
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
+        SECURE_SSL_REDIRECT="false",  # plain HTTP on loopback
+        DATA_DIR=str(data_dir),
+        DATABASE_URL=DATABASE_URL,
+        LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def manage(env: dict, *args: str) -> str:
+    done = subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchFailed(f"manage.py {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    return done.stdout
+
+
+class Gunicorn:
+    def __init__(self, env: dict, workers: int, threads: int, log_path: Path):
+        self.port = free_port()
+        self.log_path = log_path
+        self.command = [
+            PYTHON, "-m", "gunicorn", "portal.wsgi:application",
+            "--bind", f"127.0.0.1:{self.port}",
+            "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
+            "--graceful-timeout", "5", "--log-level", "warning",
+        ]
+        self._log = open(log_path, "wb")
+        self.process = subprocess.Popen(self.command, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+
+    def log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-3000:]
+        except OSError:
+            return ""
+
+    def wait_ready(self, api_key: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise BenchFailed(f"gunicorn exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                connection.request("GET", "/subscriptions/me", headers={"X-API-Key": api_key})
+                response = connection.getresponse()
+                body = response.read()
+                connection.close()
+                if response.status == 200:
+                    return
+                raise BenchFailed(f"GET /subscriptions/me answered {response.status}: {body[:500]!r}")
+            except (ConnectionError, http.client.HTTPException, socket.timeout):
+                time.sleep(0.2)
+        raise BenchFailed(f"gunicorn did not answer within {timeout} s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        self._log.close()
+
+
+# --- HTTP load ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    method: str
+    path: str
+    headers: dict
+    body: bytes | None
+    expect: bytes | None  # a 200 answer must contain this
+
+
+def run_load(port: int, endpoint: Endpoint, seconds: float, clients: int = CLIENTS) -> dict:
+    """`clients` threads, each with its own keep-alive connection, for `seconds`."""
+    barrier = threading.Barrier(clients)
+    results: list[dict] = [{} for _ in range(clients)]
+
+    def client(index: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        latencies, errors, samples = [], 0, []
+        barrier.wait()
+        started = time.perf_counter()
+        deadline = started + seconds
+        now = started
+        while now < deadline:
+            try:
+                connection.request(endpoint.method, endpoint.path, body=endpoint.body, headers=endpoint.headers)
+                response = connection.getresponse()
+                body = response.read()
+                finished = time.perf_counter()
+                if response.status == 200 and (endpoint.expect is None or endpoint.expect in body):
+                    latencies.append(finished - now)
+                else:
+                    errors += 1
+                    if len(samples) < 3:
+                        samples.append(f"{response.status} {body[:200]!r}")
+                if response.will_close:
+                    connection.close()
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            except (OSError, http.client.HTTPException) as error:
+                errors += 1
+                if len(samples) < 3:
+                    samples.append(repr(error))
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                finished = time.perf_counter()
+            now = finished
+        connection.close()
+        results[index] = {"latencies": latencies, "errors": errors, "samples": samples,
+                          "started": started, "ended": now}
+
+    threads = [threading.Thread(target=client, args=(index,), daemon=True) for index in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    latencies = sorted(latency for result in results for latency in result["latencies"])
+    elapsed = max(r["ended"] for r in results) - min(r["started"] for r in results)
+    return {
+        "requests": len(latencies),
+        "errors": sum(r["errors"] for r in results),
+        "error_samples": [sample for r in results for sample in r["samples"]][:5],
+        "elapsed_s": elapsed,
+        "latencies": latencies,
+    }
+
+
+def summarise(runs: list[dict]) -> dict:
+    latencies = sorted(latency for run in runs for latency in run["latencies"])
+    elapsed = sum(run["elapsed_s"] for run in runs)
+    return {
+        "requests": len(latencies),
+        "errors": sum(run["errors"] for run in runs),
+        "error_samples": [sample for run in runs for sample in run["error_samples"]][:5],
+        "seconds": round(elapsed, 3),
+        "throughput_rps": len(latencies) / elapsed if elapsed else 0.0,
+        "p50_ms": percentile(latencies, 0.50) * 1000,
+        "p90_ms": percentile(latencies, 0.90) * 1000,
+        "p99_ms": percentile(latencies, 0.99) * 1000,
+        "max_ms": (latencies[-1] if latencies else float("nan")) * 1000,
+        "per_round_rps": [round(run["requests"] / run["elapsed_s"], 1) for run in runs],
+    }
+
+
+def http_benchmark(port: int, api_key: str, seconds: float, rounds: int, warmup: float) -> dict:
+    send_body = json.dumps({
+        "from_email": SENDER, "to": ["someone@example.com"], "subject": "Benchmark",
+        "body_html": BODY_HTML, "sandbox": True,
+    }).encode()
+    endpoints = [
+        Endpoint("GET /subscriptions/me", "GET", "/subscriptions/me", {"X-API-Key": api_key}, None, b'"plan":'),
+        Endpoint("POST /mail/send (sandbox)", "POST", "/mail/send",
+                 {"X-API-Key": api_key, "Content-Type": "application/json"}, send_body, b'"status":"sent"'),
+    ]
+    for endpoint in endpoints:
+        log(f"warm-up {endpoint.name} ({warmup:g} s)")
+        run_load(port, endpoint, warmup)
+    runs: dict[str, list[dict]] = {endpoint.name: [] for endpoint in endpoints}
+    for round_index in range(rounds):
+        order = endpoints if round_index % 2 == 0 else list(reversed(endpoints))  # A B, B A, ...
+        for endpoint in order:
+            run = run_load(port, endpoint, seconds)
+            log(f"round {round_index + 1}/{rounds} {endpoint.name}: {run['requests'] / run['elapsed_s']:.1f} req/s, "
+                f"{run['errors']} errors")
+            runs[endpoint.name].append(run)
+    trivial, send = (summarise(runs[endpoint.name]) for endpoint in endpoints)
+    return {
+        "trivial": {"endpoint": endpoints[0].name, **trivial},
+        "send": {"endpoint": endpoints[1].name, "request_bytes": len(send_body), **send},
+        "ratio": {
+            "throughput_send_over_trivial": send["throughput_rps"] / trivial["throughput_rps"],
+            "p50_send_over_trivial": send["p50_ms"] / trivial["p50_ms"],
+            "p99_send_over_trivial": send["p99_ms"] / trivial["p99_ms"],
+        },
+    }
+
+
+# --- SMTP delivery (in this process, Django set up against the bench database) ------------------
+
+
+def smtp_benchmark(messages: int, warmup: int, sink_port: int, handler, profile: bool) -> dict:
+    from django.db import connection
+
+    from mailcore.accounts.models import Plan, User
+    from mailcore.domains.models import Domain
+    from mailcore.mailboxes.services import mailbox_create
+    from mailcore.sending.models import OutboundMessage
+    from mailcore.sending.services import mail_send, outbound_dispatch_due
+
+    # The HTTP part's sandbox rows were never dispatched (no worker ran); count them, then remove
+    # them so that the dispatch below handles only this part's messages.
+    sandbox_queued = OutboundMessage.objects.filter(sandbox=True, status=OutboundMessage.Status.QUEUED).count()
+    OutboundMessage.objects.filter(sandbox=True).delete()
+
+    plan = Plan.objects.get(code="premium")
+    plan.pk, plan.code, plan.name, plan.rank = None, "bench", "Bench", 99
+    plan.sends_per_day = plan.sends_per_hour = 10_000_000
+    plan.storage_mb = 1_000_000
+    plan.save()
+    user = User.objects.select_related("account").get(email=DEMO_USER)
+    account = user.account
+    mailbox = mailbox_create(domain=Domain.objects.get(name=DEMO_DOMAIN), local_part=BENCH_LOCAL_PART,
+                             password=secrets.token_urlsafe(16), display_name="Bench Sender", plan=plan)
+
+    def create(count: int, tag: str) -> None:
+        for index in range(count):
+            mail_send(account=account, user=user, data={
+                "from_email": mailbox.address, "to": [f"rcpt{index}@sink.bench.test"],
+                "subject": f"Benchmark {tag} {index}", "body_html": BODY_HTML,
+            })
+
+    def dispatch_all(budget_s: float = 150) -> int:
+        handled, deadline = 0, time.monotonic() + budget_s
+        while count := outbound_dispatch_due():
+            handled += count
+            if time.monotonic() > deadline:
+                raise BenchFailed(f"dispatch still running after {budget_s} s ({handled} handled)")
+        return handled
+
+    # Warm-up: the DKIM key, the Sent folder, connections and caches.
+    create(warmup, "warm-up")
+    dispatch_all()
+    received_before = len(handler.messages)
+
+    log(f"product: creating {messages} rows with mail_send")
+    started = time.perf_counter()
+    create(messages, "timed")
+    created = time.perf_counter()
+    log(f"product: dispatching {messages} messages")
+    handled = dispatch_all()
+    dispatched = time.perf_counter()
+    delivered = len(handler.messages) - received_before
+    sent_rows = OutboundMessage.objects.filter(mailbox=mailbox, status=OutboundMessage.Status.SENT).count()
+    if handled != messages or delivered != messages or sent_rows != messages + warmup:
+        raise BenchFailed(f"dispatch handled {handled}, the sink received {delivered}, "
+                          f"{sent_rows} rows are sent; expected {messages} (+{warmup} warm-up rows)")
+    sample = handler.messages[-1]
+    raw = sample.content
+
+    log(f"baseline: {messages} messages with bare smtplib, one connection each")
+
+    def bare(count: int) -> None:
+        for index in range(count):
+            client = smtplib.SMTP("127.0.0.1", sink_port, timeout=60)
+            client.ehlo()
+            client.sendmail(mailbox.address, [f"rcpt{index}@sink.bench.test"], raw)
+            client.quit()
+
+    bare(warmup)
+    received_before = len(handler.messages)
+    bare_started = time.perf_counter()
+    bare(messages)
+    bare_elapsed = time.perf_counter() - bare_started
+    if len(handler.messages) - received_before != messages:
+        raise BenchFailed("the bare smtplib loop lost messages")
+
+    dispatch_elapsed = dispatched - created
+    result = {
+        "messages": messages,
+        "message_bytes": len(raw),
+        "product": {
+            "dispatch_seconds": round(dispatch_elapsed, 3),
+            "dispatch_msgs_per_s": messages / dispatch_elapsed,
+            "create_seconds": round(created - started, 3),
+            "create_rows_per_s": messages / (created - started),
+            "end_to_end_msgs_per_s": messages / (dispatched - started),
+        },
+        "bare_smtplib": {"seconds": round(bare_elapsed, 3), "msgs_per_s": messages / bare_elapsed},
+        "ratio": {"dispatch_over_bare": (messages / dispatch_elapsed) / (messages / bare_elapsed)},
+        "http_sandbox_rows_left_queued": sandbox_queued,
+    }
+
+    if profile:
+        count = min(messages, 100)
+        create(count, "profile-stages")
+        # Wall time per step rather than cProfile: with the sink's thread in this process, cProfile
+        # attributes the relay's time to the wrong frames.
+        result["profile_dispatch"] = dispatch_stages(dispatch_all, count)
+    connection.close()
+    return result
+
+
+def dispatch_stages(dispatch_all, count: int) -> str:
+    """Wall time per message in each step of dispatch, by wrapping the steps in this process only."""
+    from collections import defaultdict
+
+    from mailcore.domains import dkim
+    from mailcore.outbound import relay
+    from mailcore.sending import services
+    from mailcore.store import embedded
+
+    spent: dict[str, float] = defaultdict(float)
+    targets = [
+        (services, "_claim", "claim the row (UPDATE)"),
+        (services, "build_message", "build_message (MIME)"),
+        (services, "dkim_sign", "dkim_sign"),
+        (dkim, "dkim_key_for", "  of which: DKIM key query"),
+        (services, "relay", "relay (SMTP hand-over)"),
+        (relay.ssl, "create_default_context", "  of which: ssl.create_default_context()"),
+        (services, "emit", "emit events"),
+        (embedded.EmbeddedStore, "append", "store append to Sent"),
+        (embedded.EmbeddedStore, "_folder", "  of which: _folder (ensure_folders)"),
+        (embedded, "read", "  of which: parse the message"),
+        (embedded.EmbeddedStore, "storage_used", "  of which: storage_used SUM"),
+        (embedded.EmbeddedStore, "_next_uid", "  of which: _next_uid"),
+    ]
+    originals = []
+
+    def timed(function, label):
+        def wrapper(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - started
+        return wrapper
+
+    for owner, name, label in targets:
+        original = owner.__dict__[name]
+        originals.append((owner, name, original))
+        setattr(owner, name, timed(original, label))
+    try:
+        started = time.perf_counter()
+        dispatch_all()
+        total = time.perf_counter() - started
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    lines = [f"dispatch by step, {count} messages: {total / count * 1000:.1f} ms per message (wall time)"]
+    for _, _, label in targets:
+        lines.append(f"  {label:<44}{spent[label] / count * 1000:7.2f} ms  {spent[label] / total * 100:5.1f} %")
+    return "\n".join(lines)
+
+
+def profile_http_in_process(api_key: str, requests: int) -> dict:
+    """The two endpoints through Django's whole stack (middleware, DRF) without HTTP or gunicorn."""
+    from django.test import Client
+
+    client = Client(HTTP_X_API_KEY=api_key, HTTP_HOST="127.0.0.1")
+    send_body = json.dumps({"from_email": SENDER, "to": ["someone@example.com"], "subject": "Benchmark",
+                            "body_html": BODY_HTML, "sandbox": True})
+    calls = {
+        "GET /subscriptions/me": lambda: client.get("/subscriptions/me"),
+        "POST /mail/send (sandbox)": lambda: client.post("/mail/send", send_body, content_type="application/json"),
+    }
+    texts = {}
+    for name, call in calls.items():
+        for _ in range(20):
+            assert call().status_code == 200
+        started = time.perf_counter()
+        for _ in range(requests):
+            call()
+        plain = time.perf_counter() - started
+        profiler = cProfile.Profile()
+        started = time.perf_counter()
+        profiler.enable()
+        for _ in range(requests):
+            call()
+        profiler.disable()
+        elapsed = time.perf_counter() - started
+        texts[name] = profile_text(profiler, f"cProfile: {name} in process, {requests} requests, "
+                                             f"{elapsed / requests * 1000:.2f} ms each with the profiler "
+                                             f"({plain / requests * 1000:.2f} ms without)")
+    return texts
+
+
+def profile_text(profiler: cProfile.Profile, title: str, lines: int = 25) -> str:
+    """The project's own functions (api, mailcore, portal, billing) by cumulative time."""
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("cumulative").print_stats(r"/(api|mailcore|portal|billing)/", lines)
+    text = out.getvalue()
+    return f"{title}\n{text[text.index('   ncalls'):] if '   ncalls' in text else text}".rstrip()
+
+
+# --- output -------------------------------------------------------------------------------------
+
+
+def table(results: dict) -> str:
+    http_part, smtp_part, config = results["http"], results["smtp"], results["config"]
+    lines = [
+        "",
+        f"HTTP: gunicorn {config['gunicorn_workers']} workers x {config['gunicorn_threads']} threads (gthread), "
+        f"PostgreSQL, DJANGO_ENV=production, {CLIENTS} keep-alive clients, "
+        f"{config['rounds']} x {config['seconds']:g} s per endpoint",
+        f"  {'endpoint':<28}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>8}",
+    ]
+    for key in ("trivial", "send"):
+        row = http_part[key]
+        lines.append(f"  {row['endpoint']:<28}{row['throughput_rps']:>9.1f}{row['p50_ms']:>9.2f}{row['p99_ms']:>9.2f}"
+                     f"{row['requests']:>10}{row['errors']:>8}")
+    ratio = http_part["ratio"]
+    lines.append(f"  {'ratio send / trivial':<28}{ratio['throughput_send_over_trivial']:>9.2f}"
+                 f"{ratio['p50_send_over_trivial']:>9.2f}{ratio['p99_send_over_trivial']:>9.2f}")
+    product, bare = smtp_part["product"], smtp_part["bare_smtplib"]
+    lines += [
+        "",
+        f"SMTP delivery: {smtp_part['messages']} messages of {smtp_part['message_bytes']} bytes, 1 recipient each, "
+        "aiosmtpd sink on loopback, one connection per message",
+        f"  {'path':<44}{'msg/s':>9}{'seconds':>9}",
+        f"  {'product: outbound_dispatch_due() loop':<44}{product['dispatch_msgs_per_s']:>9.1f}"
+        f"{product['dispatch_seconds']:>9.2f}",
+        f"  {'baseline: bare smtplib loop':<44}{bare['msgs_per_s']:>9.1f}{bare['seconds']:>9.2f}",
+        f"  {'ratio product / baseline':<44}{smtp_part['ratio']['dispatch_over_bare']:>9.2f}",
+        f"  (rows created with mail_send beforehand, not timed above: {product['create_rows_per_s']:.1f} rows/s; "
+        f"create + dispatch: {product['end_to_end_msgs_per_s']:.1f} msg/s)",
+        f"  ({smtp_part['http_sandbox_rows_left_queued']} sandbox rows from the HTTP part were left queued: "
+        "no worker ran)",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker (default 4)")
+    parser.add_argument("--seconds", type=float, default=5, help="seconds per measured round and endpoint")
+    parser.add_argument("--rounds", type=int, default=4, help="measured rounds per endpoint, alternating order")
+    parser.add_argument("--warmup", type=float, default=3, help="warm-up seconds per endpoint")
+    parser.add_argument("--messages", type=int, default=300, help="messages for the SMTP part")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print dispatch time by step and cProfile of both endpoints")
+    args = parser.parse_args()
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_term)
+    run_started = time.perf_counter()
+    load_at_start = [round(value, 2) for value in os.getloadavg()]
+    if load_at_start[0] > 0.5 * (os.cpu_count() or 1):
+        log(f"note: load average {load_at_start[0]} on {os.cpu_count()} CPUs before the run; "
+            "other work on the machine will lower the figures (the ratios suffer less)")
+    temp = Path(tempfile.mkdtemp(prefix="mailwell-bench-"))
+    data_dir = temp / "data"
+    data_dir.mkdir()
+    env = product_env(data_dir)
+    server: Gunicorn | None = None
+    database_created = django_ready = False
+    results: dict = {}
+    try:
+        log(f"creating database {BENCH_DB}; migrating; seeding (DATA_DIR {data_dir})")
+        create_database()
+        database_created = True
+        manage(env, "migrate", "--noinput")
+        seeded = json.loads(manage(env, "seed_demo", "--json").strip().splitlines()[-1])
+        api_key = seeded["accounts"]["premium"]["api_key"]
+
+        server = Gunicorn(env, args.workers, args.threads, temp / "gunicorn.log")
+        server.wait_ready(api_key)
+        log(f"gunicorn up on 127.0.0.1:{server.port}: {args.workers} workers x {args.threads} threads")
+        http_results = http_benchmark(server.port, api_key, args.seconds, args.rounds, args.warmup)
+        server.stop()
+        server = None
+
+        from mailcore.tests.smtp_sink import smtp_sink
+
+        # A fixed server host name: aiosmtpd would otherwise call getfqdn() for every session.
+        with smtp_sink(server_options={"server_hostname": "sink.bench.test"}) as (sink_port, handler):
+            os.environ.update(env)
+            for name in STRIP_ENV:
+                if name not in env:
+                    os.environ.pop(name, None)
+            os.environ["SMTP_URL"] = f"smtp://127.0.0.1:{sink_port}"
+            import django
+
+            django.setup()
+            django_ready = True
+            smtp_results = smtp_benchmark(args.messages, 10, sink_port, handler, args.profile)
+            if args.profile:
+                smtp_results["profile_http"] = profile_http_in_process(api_key, 300)
+
+        results = {
+            "benchmark": "send",
+            "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "postgresql": pg_version(),
+                        "platform": platform.platform(), "load_average_at_start": load_at_start,
+                        "load_average_at_end": [round(value, 2) for value in os.getloadavg()]},
+            "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                                     text=True).stdout.strip(),
+            "config": {"gunicorn_workers": args.workers, "gunicorn_threads": args.threads, "clients": CLIENTS,
+                       "seconds": args.seconds, "rounds": args.rounds, "warmup_seconds": args.warmup,
+                       "database": "postgresql", "django_env": "production"},
+            "http": http_results,
+            "smtp": {k: v for k, v in smtp_results.items() if not k.startswith("profile")},
+        }
+        if args.profile:
+            print("\n" + smtp_results["profile_dispatch"])
+            for text in smtp_results["profile_http"].values():
+                print("\n" + text)
+        print(table(results))
+        failures = [part for part in ("trivial", "send") if results["http"][part]["errors"]]
+        for part in failures:
+            print(f"\n{results['http'][part]['endpoint']}: {results['http'][part]['errors']} failed requests, e.g. "
+                  f"{results['http'][part]['error_samples']}")
+        results_dir = ROOT / "bench" / "results"
+        results_dir.mkdir(parents=True, exist_ok=True)
+        path = results_dir / f"send-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+        results["run_seconds"] = round(time.perf_counter() - run_started, 1)
+        path.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"\nfigures written to {path.relative_to(ROOT)}; whole run {results['run_seconds']} s")
+        return 1 if failures else 0
+    except BenchFailed as error:
+        print(f"benchmark failed: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if server is not None:
+            if sys.exc_info()[0] is not None:
+                print(server.log_tail(), file=sys.stderr)
+            server.stop()
+        if django_ready:
+            from django.db import connections
+
+            connections.close_all()
+        if database_created:
+            try:
+                drop_database()
+            except Exception as error:  # noqa: BLE001 - report, keep cleaning
+                print(f"could not drop {BENCH_DB}: {error}", file=sys.stderr)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
