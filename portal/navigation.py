@@ -13,6 +13,7 @@ class Section:
 
 SECTIONS = [
     Section("Dashboard", "portal:dashboard"),
+    Section("Webhooks", "portal:webhooks"),
     Section("API docs", "api-docs"),
 ]
 
