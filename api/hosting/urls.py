@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api.hosting import views
+from api.hosting import management, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
@@ -14,4 +14,11 @@ urlpatterns = [
     path("mailboxes/<int:mailbox_id>/renew", views.HostingMailboxRenewApi.as_view()),
     path("stats", views.HostingStatsApi.as_view()),
     path("summary", views.HostingSummaryApi.as_view()),
+    # mailbox management
+    path("mailboxes/<int:mailbox_id>/forwarding", management.HostingForwardingListApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/forwarding/<int:rule_id>", management.HostingForwardingDetailApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/aliases", management.HostingAliasListApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/aliases/<int:alias_id>", management.HostingAliasDetailApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/identity", management.HostingIdentityApi.as_view()),
+    path("forwarding/confirm/<str:token>", management.ForwardingConfirmApi.as_view()),
 ]

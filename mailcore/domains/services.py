@@ -12,6 +12,7 @@ from mailcore.domains.dkim import dkim_key_for
 from mailcore.domains.dnscheck import check_records, expected_records
 from mailcore.domains.models import Domain
 from mailcore.events.services import emit
+from mailcore.mailboxes.models import Alias
 from mailcore.partners.models import PartnerClient
 
 RECHECK_DELAYS = [timedelta(minutes=5), timedelta(minutes=15), timedelta(hours=1), timedelta(hours=6)]
@@ -165,4 +166,6 @@ def domain_delete(*, domain: Domain) -> None:
                 partner_mailbox__isnull=False).exists():
             raise DomainHasMailboxes(f"{domain.name} still has mailboxes; delete them first")
         domain.mailboxes.all().delete()  # accounts deactivated earlier, kept until their domain goes
+        # aliases on this name go too, so a later owner of the name never feeds our mailboxes
+        Alias.objects.filter(address__iendswith=f"@{domain.name}").delete()
         domain.delete()

@@ -50,7 +50,7 @@ def _event_data(partner_mailbox: PartnerMailbox) -> dict:
             "status": partner_mailbox.status, "expires_at": _iso(partner_mailbox.expires_at)}
 
 
-def _clean(local_part: str, password: str, plan_id: str) -> str:
+def _clean(local_part: str, password: str, plan_id: str, display_name: str) -> str:
     errors = {}
     local_part = (local_part or "").strip().lower()
     if not LOCAL_PART.match(local_part) or ".." in local_part:
@@ -59,6 +59,8 @@ def _clean(local_part: str, password: str, plan_id: str) -> str:
         errors["password"] = [f"at least {MIN_PASSWORD} characters"]
     if plan_id not in PARTNER_PLANS:
         errors["plan_id"] = ["pro or premium"]
+    if any(ord(char) < 32 or ord(char) == 127 for char in display_name):
+        errors["display_name"] = ["no control characters"]
     if errors:
         raise ValidationError(errors)
     return local_part
@@ -66,7 +68,7 @@ def _clean(local_part: str, password: str, plan_id: str) -> str:
 
 def partner_mailbox_create(*, partner: HostingPartner, domain: Domain, local_part: str, password: str,
                            plan_id: str, display_name: str = "", funding_mode: str = "slot") -> PartnerMailbox:
-    local_part = _clean(local_part, password, plan_id)
+    local_part = _clean(local_part, password, plan_id, display_name)
     if funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
         raise NotPayAsYouGo(f"pay-as-you-go needs a retail price for the {plan_id} plan; none is set")
     if funding_mode != PartnerMailbox.Funding.SLOT:

@@ -1,0 +1,42 @@
+"""Aliases: more addresses for a mailbox, on the account's own domains, each address used once."""
+import re
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from mailcore.domains.models import Domain
+from mailcore.mailboxes.models import Alias, Mailbox
+
+# No "+": that is the subaddress delimiter, so "ann+news" already reaches ann.
+ALIAS_LOCAL_PART = re.compile(r"^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$")
+
+
+class AliasTaken(Exception):
+    """A mailbox or another alias already has the address."""
+
+
+def _address_taken(address: str) -> bool:
+    return (Mailbox.objects.filter(address__iexact=address).exists()
+            or Alias.objects.filter(address__iexact=address).exists())
+
+
+def alias_create(*, mailbox: Mailbox, alias_address: str) -> Alias:
+    """An address on a domain of the mailbox's account (mail reaches it once the domain is verified)."""
+    address = (alias_address or "").strip().lower()
+    local_part, at, domain_name = address.rpartition("@")
+    if not at or not ALIAS_LOCAL_PART.match(local_part) or ".." in local_part:
+        raise ValidationError({"alias_address": [
+            "enter an address whose local part has letters, digits and . _ - (not at the start or end), at most 64"]})
+    if not Domain.objects.filter(account=mailbox.account_id, name=domain_name).exists():
+        raise ValidationError({"alias_address": [f"{domain_name} is not one of this account's domains"]})
+    if _address_taken(address):
+        raise AliasTaken(f"{address} is already in use")
+    try:
+        with transaction.atomic():
+            return Alias.objects.create(mailbox=mailbox, address=address)
+    except IntegrityError:  # taken between the check and the insert
+        raise AliasTaken(f"{address} is already in use") from None
+
+
+def alias_delete(*, alias: Alias) -> None:
+    alias.delete()
