@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from mailcore.tests.dns_server import _dns_server, dns_zone  # noqa: F401 (fixtures)
 from mailcore.tests.dovecot import dovecot, imap_settings, plans  # noqa: F401 (fixtures)
+from api.tests.helpers import login_client
 from mailcore.tests.factories import UserFactory
 
 _database_dir: Path | None = None
@@ -60,10 +61,6 @@ def api():
     return APIClient()
 
 
-def login_client(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -6,3 +6,12 @@ def new_key(user, **options) -> str:
     options.setdefault("name", "test key")
     _, raw = api_key_create(account=user.account, created_by=user, **options)
     return raw
+
+
+def login_client(user):
+    """An API client signed in with the portal's cookie session."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_login(user)
+    return client

@@ -130,7 +130,7 @@ def test_delete_is_a_soft_revoke(alice_api, api):
 
 
 def test_a_teammate_sees_the_accounts_keys(alice_api, bob):
-    from conftest import login_client
+    from api.tests.helpers import login_client
 
     key_id = alice_api.post("/api-keys", {"name": "shared"}, format="json").json()["id"]
     assert login_client(bob).get(f"/api-keys/{key_id}").status_code == 200

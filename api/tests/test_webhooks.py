@@ -7,7 +7,7 @@ import time_machine
 from django.utils import timezone
 
 from api.tests.helpers import new_key
-from conftest import login_client
+from api.tests.helpers import login_client
 from mailcore.events.services import emit
 from mailcore.tests.factories import UserFactory
 from mailcore.tests.https_receiver import https_receiver
