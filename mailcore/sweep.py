@@ -1,6 +1,7 @@
 """The periodic sweep: every piece of scheduled work is rows with a due time plus a job here.
 
-The embedded worker (`manage.py worker`) calls `sweep_run` every SWEEP_INTERVAL_SECONDS; in
+The embedded worker (`manage.py worker`) runs each job in a thread of its own every
+SWEEP_INTERVAL_SECONDS at most, so a slow webhook endpoint never holds up outgoing mail; in
 production Celery beat triggers the `mailcore.tasks.sweep` task. A cache lock lets only one
 process run a given job per interval; the jobs themselves must be safe to run concurrently.
 """
@@ -29,16 +30,19 @@ JOBS = [
 ]
 
 
+def job_run(job: Job):
+    """Run one job if no other process ran it in its interval; returns what it returned (or None)."""
+    if not cache.add(f"sweep-lock:{job.name}", 1, job.every_seconds):
+        return None
+    module, _, function = job.path.partition(":")
+    try:
+        return getattr(import_module(module), function)()
+    except Exception:
+        log.exception("sweep job %s failed", job.name)
+        cache.delete(f"sweep-lock:{job.name}")  # try again on the next sweep
+        return None
+
+
 def sweep_run() -> dict[str, object]:
-    """Run each job that is due; returns what each job that ran returned."""
-    results = {}
-    for job in JOBS:
-        if not cache.add(f"sweep-lock:{job.name}", 1, job.every_seconds):
-            continue
-        module, _, function = job.path.partition(":")
-        try:
-            results[job.name] = getattr(import_module(module), function)()
-        except Exception:
-            log.exception("sweep job %s failed", job.name)
-            cache.delete(f"sweep-lock:{job.name}")  # try again on the next sweep
-    return results
+    """Run each job that is due, one after the other (Celery beat's task)."""
+    return {job.name: job_run(job) for job in JOBS}

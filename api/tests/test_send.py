@@ -361,3 +361,19 @@ def test_without_a_relay_hosted_mail_is_delivered_and_the_rest_kept_in_the_outbo
     [kept] = list((tmp_path / "outbox").glob("*.eml"))
     assert b"X-Outbox-Envelope-To: <bob@remote.test>" in kept.read_bytes()
     assert OutboundMessage.objects.get().status == "sent"
+
+
+def test_a_refusal_on_an_early_attempt_is_remembered_when_the_rest_never_gets_through(api, key, mailbox, relay):
+    relay.refuse["bob@remote.test"] = "550 5.1.1 No such user"
+    relay.refuse["carol@remote.test"] = "451 4.3.0 Later"
+    send(api, key, to=["bob@remote.test", "carol@remote.test"])
+    moment = timezone.now()
+    for _ in range(5):
+        with time_machine.travel(moment):
+            outbound_dispatch_due()
+        moment += timedelta(hours=2)
+    assert OutboundMessage.objects.get().status == "failed"
+    assert events("email.sent") == []
+    assert events("email.failed")[0]["recipients"] == [
+        {"recipient": "bob@remote.test", "reply": "550 5.1.1 No such user"},
+        {"recipient": "carol@remote.test", "reply": "retries exhausted"}]

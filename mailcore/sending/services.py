@@ -219,16 +219,18 @@ def outbound_dispatch(*, message_id: int) -> None:
         raw = dkim_sign(raw, domain_name=domain)
     message.attempts += 1
     pending = message.payload["pending"]
-    refused: list[dict] = []
+    refused: list[dict] = list(message.payload.get("refused", []))  # refusals of earlier attempts count too
+    accepted = message.payload.get("accepted", 0)
     deferred_replies = []
     if message.sandbox:
-        pending = []  # the whole pipeline ran; only the SMTP hand-over is skipped
+        accepted, pending = len(pending), []  # the whole pipeline ran; only the SMTP hand-over is skipped
     else:
         outcomes = relay(mailbox.address, pending, raw)
-        refused = [{"recipient": o.recipient, "reply": o.reply} for o in outcomes if o.status == "refused"]
+        refused += [{"recipient": o.recipient, "reply": o.reply} for o in outcomes if o.status == "refused"]
+        accepted += sum(1 for o in outcomes if o.accepted)
         pending = [o.recipient for o in outcomes if o.status == "deferred"]
         deferred_replies = [f"{o.recipient}: {o.reply}" for o in outcomes if o.status == "deferred"]
-    message.payload = {**message.payload, "pending": pending}
+    message.payload = {**message.payload, "pending": pending, "refused": refused, "accepted": accepted}
     now = timezone.now()
     with transaction.atomic():
         if pending and message.attempts < MAX_ATTEMPTS:
@@ -237,8 +239,8 @@ def outbound_dispatch(*, message_id: int) -> None:
             message.last_error = "; ".join(deferred_replies)
         else:
             refused += [{"recipient": r, "reply": "retries exhausted"} for r in pending]
-            total = len(message.payload["to"]) + len(message.payload["cc"]) + len(message.payload["bcc"])
-            message.status = OutboundMessage.Status.FAILED if len(refused) == total else OutboundMessage.Status.SENT
+            message.payload = {**message.payload, "pending": [], "refused": refused}
+            message.status = OutboundMessage.Status.SENT if accepted else OutboundMessage.Status.FAILED
             message.sent_at = now if message.status == OutboundMessage.Status.SENT else None
             if message.status == OutboundMessage.Status.SENT:
                 emit(account=message.account, name="email.sent",
