@@ -3,6 +3,7 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
+MCP1 := $(VENV)/mcp1
 PYTHON ?= $(shell command -v python3.13 || command -v python3)
 export PORT ?= 8000
 
@@ -25,7 +26,13 @@ setup: $(VENV)/.installed-run
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 
-setup-test: $(VENV)/.installed-test
+# The MCP SDK's previous major for api/tests/test_mcp_sdk.py: both majors are the distribution `mcp`.
+$(MCP1)/.installed: api/tests/mcp_clients/requirements-sdk1.txt | $(VENV)/bin/python
+	$(PYTHON) -m venv $(MCP1)
+	$(MCP1)/bin/python -m pip install -q -r api/tests/mcp_clients/requirements-sdk1.txt
+	@touch $@
+
+setup-test: $(VENV)/.installed-test $(MCP1)/.installed
 
 run: setup
 	$(PY) manage.py serve

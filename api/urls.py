@@ -1,6 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
+from api.mcp.views import McpApi
 from api.views import api_keys, auth, inbox, labels, mailboxes, sending, subscriptions, tracking, webhooks
 
 urlpatterns = [
@@ -35,6 +36,7 @@ urlpatterns = [
          name="webhook-delivery-retry"),
     path("webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/replay", webhooks.WebhookDeliveryReplayApi.as_view(),
          name="webhook-delivery-replay"),
+    path("mcp", McpApi.as_view(), name="mcp"),
     path("v1/hosting/", include("api.hosting.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),

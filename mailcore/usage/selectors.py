@@ -28,3 +28,4 @@ def mailbox_usage(*, mailbox: Mailbox) -> dict:
             "percentage": 0.0 if ai_limit is None else _percentage(ai_used, ai_limit),
         },
     }
+

@@ -25,3 +25,19 @@ def usage_count_send(*, mailbox: Mailbox, count: int = 1) -> None:
 
 def usage_count_ai_request(*, mailbox: Mailbox) -> None:
     _increment(mailbox, "ai_requests", 1)
+
+
+def usage_take_ai_request(*, mailbox: Mailbox, limit: int | None) -> bool:
+    """Count one AI request if today's count is under `limit` (None: unlimited); one conditional
+    UPDATE, so concurrent calls at the limit cannot overshoot. Returns whether it was counted."""
+    if limit is None:
+        _increment(mailbox, "ai_requests", 1)
+        return True
+    today = timezone.now().date()
+    try:
+        with transaction.atomic():
+            MailboxDailyUsage.objects.get_or_create(mailbox=mailbox, date=today)
+    except IntegrityError:
+        pass
+    return bool(MailboxDailyUsage.objects.filter(mailbox=mailbox, date=today, ai_requests__lt=limit).update(
+        ai_requests=F("ai_requests") + 1))

@@ -1,0 +1,338 @@
+"""The four agent tools of the spec and the rules they share: a mailbox argument must be one of the
+caller's mailboxes, a connected mailbox needs a cached IMAP session, and every call on a mailbox is
+one of its AI requests today, refused once its plan's daily limit is reached.
+
+A tool returns its structured result or raises ToolError, which the protocol turns into a result
+with `isError: true` that the agent reads. JSON-RPC errors (unknown tool, missing scope) are the
+protocol's business, not the tools'.
+"""
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+from rest_framework import serializers
+from rest_framework.serializers import as_serializer_error
+
+from api.exceptions import _first_messages
+from api.views.inbox import MessageSummaryOutput
+from api.views.mailboxes import MailboxOutput
+from api.views.sending import SendInput, send_result
+from mailcore.accounts.models import Account, User
+from mailcore.apikeys.models import ApiKey
+from mailcore.mailboxes.connected import mailbox_has_cached_session, mailbox_session_touch
+from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.selectors import label_list, mailbox_get_by_address, mailbox_list
+from mailcore.sending.quota import SendQuotaExceeded
+from mailcore.sending.services import MailboxLocked, mail_send
+from mailcore.store.base import FolderNotFound, MessageNotFound, QuotaExceeded, StoreError, StoreUnavailable
+from mailcore.store.factory import store_for
+from mailcore.usage.services import usage_take_ai_request
+
+SEARCH_LIMIT = 50
+RECENT_DEFAULT, RECENT_MAX = 20, 100
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls the tools: the API key's account, the key, and the person who made the key."""
+
+    account: Account
+    api_key: ApiKey
+    user: User | None
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.api_key.scopes
+
+
+class ToolError(Exception):
+    """A call that failed in a way the agent should read and act on; `status` is the HTTP status the
+    REST API gives for the same condition, `retryable` says whether the same call can succeed later."""
+
+    def __init__(self, detail: str, *, status: int, retryable: bool = False, **extra):
+        super().__init__(detail)
+        self.content = {"detail": detail, "status": status, "retryable": retryable, **extra}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    scope: str
+    input_schema: dict
+    output_schema: dict
+    run: Callable[[Caller, dict], dict]
+    hints: dict = field(default_factory=dict)
+
+
+# Arguments ---------------------------------------------------------------------------------------
+
+class SendEmailArguments(SendInput):
+    """POST /mail/send's input, cut to the tool's fields: subject required, sandbox unless told otherwise."""
+
+    subject = serializers.CharField(allow_blank=True, max_length=998)
+    sandbox = serializers.BooleanField(required=False, default=True)
+    template_id = variables = reply_to = track_opens = scheduled_at = unsend_window = attachments = None
+
+
+class NoArguments(serializers.Serializer):
+    pass
+
+
+class SearchEmailsArguments(serializers.Serializer):
+    email = serializers.EmailField()
+    q = serializers.CharField(max_length=500)
+    folder = serializers.CharField(default="INBOX", max_length=255)
+
+
+class ListRecentMessagesArguments(serializers.Serializer):
+    email = serializers.EmailField()
+    folder = serializers.CharField(default="INBOX", max_length=255)
+    per_page = serializers.IntegerField(default=RECENT_DEFAULT, min_value=1, max_value=RECENT_MAX)
+
+
+def _validated(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
+    unknown = sorted(set(arguments) - set(serializer_class().fields))
+    if unknown:
+        errors = {name: ["unknown argument"] for name in unknown}
+        raise ToolError(f"Validation failed: unknown argument(s) {', '.join(unknown)}", status=422, errors=errors)
+    serializer = serializer_class(data=arguments)
+    if not serializer.is_valid():
+        raise _validation_failed(serializer.errors)
+    return serializer.validated_data
+
+
+def _validation_failed(errors: dict) -> ToolError:
+    summary = "; ".join(_first_messages(errors)) or "Invalid input."
+    return ToolError(f"Validation failed: {summary}", status=422, errors=json.loads(json.dumps(errors)))
+
+
+# Shared rules ------------------------------------------------------------------------------------
+
+def _mailbox(caller: Caller, address: str) -> Mailbox:
+    """The caller's mailbox; another account's is as unknown as one that does not exist."""
+    try:
+        return mailbox_get_by_address(account=caller.account, address=address)
+    except Mailbox.DoesNotExist:
+        raise ToolError(f"No such mailbox: {address}. list_mailboxes shows the mailboxes you can use.",
+                        status=404) from None
+
+
+def _readable(mailbox: Mailbox) -> None:
+    """Agent tools rule 2: a connected mailbox is read only over a recently cached IMAP session."""
+    if not mailbox_has_cached_session(mailbox):
+        raise ToolError(
+            f"{mailbox.address} is a connected mailbox without a cached IMAP session (none in the last "
+            "24 hours), so the agent tools cannot read it. This is final: retrying will not help. Its "
+            "owner must open it once through the inbox API or the portal first.",
+            status=403,
+        )
+
+
+def _count_ai_request(mailbox: Mailbox) -> None:
+    """One more of the mailbox's AI requests today, unless its plan's daily limit is used up."""
+    plan = mailbox.effective_plan
+    limit = plan.ai_requests_per_day
+    if not usage_take_ai_request(mailbox=mailbox, limit=limit):
+        now = timezone.now()
+        midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        raise ToolError(
+            f"{mailbox.address} has used its {limit} AI requests for today ({plan.name} plan); "
+            "the count resets at 00:00 UTC.",
+            status=429, retryable=True, retry_after=max(1, int((midnight - now).total_seconds())),
+        )
+
+
+def _from_store(read: Callable):
+    try:
+        return read()
+    except (FolderNotFound, MessageNotFound) as exc:
+        raise ToolError(str(exc), status=404) from None
+    except QuotaExceeded as exc:
+        raise ToolError(str(exc), status=507) from None
+    except StoreUnavailable as exc:
+        raise ToolError(f"The mail server could not be reached: {exc}", status=502, retryable=True) from None
+    except StoreError as exc:
+        raise ToolError(str(exc), status=400) from None
+
+
+def _summaries(mailbox: Mailbox, messages) -> list[dict]:
+    labels = {label.keyword: label.pk for label in label_list(account=mailbox.account)}
+    return [
+        MessageSummaryOutput({**vars(m), "labels": [labels[k] for k in m.keywords if k in labels]}).data
+        for m in messages
+    ]
+
+
+# The tools ---------------------------------------------------------------------------------------
+
+def send_email(caller: Caller, arguments: dict) -> dict:
+    data = _validated(SendEmailArguments, arguments)
+    mailbox = _mailbox(caller, data["from_email"])
+    _count_ai_request(mailbox)
+    try:
+        message = mail_send(account=caller.account, user=caller.user, data=data)
+    except ValidationError as exc:
+        raise _validation_failed(as_serializer_error(exc)) from None
+    except SendQuotaExceeded as exc:
+        raise ToolError(exc.detail, status=429, retryable=True, retry_after=exc.retry_after) from None
+    except MailboxLocked as exc:
+        raise ToolError(str(exc), status=403) from None
+    return dict(send_result(message))
+
+
+def list_mailboxes(caller: Caller, arguments: dict) -> dict:
+    _validated(NoArguments, arguments)
+    mailboxes = mailbox_list(account=caller.account).select_related("account__plan")
+    return {"mailboxes": [{**MailboxOutput(m).data, "searchable": mailbox_has_cached_session(m)} for m in mailboxes]}
+
+
+def search_emails(caller: Caller, arguments: dict) -> dict:
+    data = _validated(SearchEmailsArguments, arguments)
+    mailbox = _mailbox(caller, data["email"])
+    _readable(mailbox)
+    _count_ai_request(mailbox)
+    found = _from_store(lambda: store_for(mailbox).search(data["folder"], data["q"], limit=SEARCH_LIMIT + 1))
+    mailbox_session_touch(mailbox=mailbox)
+    messages = _summaries(mailbox, found[:SEARCH_LIMIT])
+    return {"email": mailbox.address, "folder": data["folder"], "q": data["q"], "messages": messages,
+            "count": len(messages), "truncated": len(found) > SEARCH_LIMIT}
+
+
+def list_recent_messages(caller: Caller, arguments: dict) -> dict:
+    data = _validated(ListRecentMessagesArguments, arguments)
+    mailbox = _mailbox(caller, data["email"])
+    _readable(mailbox)
+    _count_ai_request(mailbox)
+    page = _from_store(lambda: store_for(mailbox).list(data["folder"], per_page=data["per_page"]))
+    mailbox_session_touch(mailbox=mailbox)
+    return {"email": mailbox.address, "folder": data["folder"], "messages": _summaries(mailbox, page.messages),
+            "total": page.total, "per_page": page.per_page}
+
+
+# Schemas (JSON Schema, shown in tools/list) ------------------------------------------------------
+
+def _object(properties: dict, required: list[str]) -> dict:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+_ADDRESS = {"type": "string", "format": "email"}
+_ADDRESSES = {"type": "array", "items": _ADDRESS, "maxItems": 50}
+_MAILBOX = {**_ADDRESS, "description": "The mailbox address, one of list_mailboxes' emails."}
+_FOLDER = {"type": "string", "default": "INBOX", "maxLength": 255, "description": "IMAP folder name."}
+_TIMESTAMP_OR_NULL = {"type": ["string", "null"], "format": "date-time"}
+
+_MESSAGE_SUMMARY = _object({
+    "uid": {"type": "integer", "description": "The message's IMAP UID in the folder (GET /inbox/{uid})."},
+    "subject": {"type": "string"},
+    "from": {"type": "string"},
+    "date": _TIMESTAMP_OR_NULL,
+    "seen": {"type": "boolean"},
+    "starred": {"type": "boolean"},
+    "has_attachments": {"type": "boolean"},
+    "size": {"type": "integer", "description": "Bytes."},
+    "labels": {"type": "array", "items": {"type": "integer"}, "description": "Label ids (GET /labels)."},
+}, ["uid", "subject", "from", "date", "seen", "starred", "has_attachments", "size", "labels"])
+
+_MAILBOX_RECORD = _object({
+    "id": {"type": "integer"},
+    "email": {"type": "string"},
+    "kind": {"type": "string", "enum": ["managed", "connected"],
+             "description": "managed: hosted here; connected: at another provider over IMAP."},
+    "display_name": {"type": "string"},
+    "plan": {"type": "string"},
+    "quota_mb": {"type": "integer"},
+    "is_active": {"type": "boolean"},
+    "created_at": {"type": "string", "format": "date-time"},
+    "searchable": {"type": "boolean", "description": "search_emails and list_recent_messages can read it "
+                   "(false: a connected mailbox without a cached IMAP session)."},
+}, ["id", "email", "kind", "display_name", "plan", "quota_mb", "is_active", "created_at", "searchable"])
+
+TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
+    Tool(
+        name="send_email",
+        title="Send an email",
+        description="Send an email from one of your mailboxes, like POST /mail/send. Sandboxed by default: "
+        "the message runs through the whole pipeline but is not delivered; pass sandbox: false to really "
+        "deliver it. Give body_html, body_text or both. Counts as one AI request of the sending mailbox.",
+        scope="send",
+        input_schema=_object({
+            "from_email": {**_ADDRESS, "description": "One of your mailboxes (list_mailboxes)."},
+            "to": {**_ADDRESSES, "minItems": 1, "description": "Recipients, 1 to 50."},
+            "subject": {"type": "string", "maxLength": 998},
+            "cc": _ADDRESSES,
+            "bcc": _ADDRESSES,
+            "body_html": {"type": "string"},
+            "body_text": {"type": "string"},
+            "sandbox": {"type": "boolean", "default": True,
+                        "description": "true (the default) skips delivery; false delivers for real."},
+        }, ["from_email", "to", "subject"]),
+        output_schema=_object({
+            "message_id": {"type": "string", "format": "uuid"},
+            "status": {"type": "string", "enum": ["sent", "scheduled"]},
+            "scheduled_at": _TIMESTAMP_OR_NULL,
+            "scheduled_id": {"type": ["integer", "null"]},
+        }, ["message_id", "status", "scheduled_at", "scheduled_id"]),
+        run=send_email,
+        hints={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
+    ),
+    Tool(
+        name="list_mailboxes",
+        title="List mailboxes",
+        description="List the account's mailboxes (hosted here and connected over IMAP) with their "
+        "addresses, plans and whether the other tools can read them. Not counted as an AI request.",
+        scope="mailboxes:read",
+        input_schema=_object({}, []),
+        output_schema=_object({"mailboxes": {"type": "array", "items": _MAILBOX_RECORD}}, ["mailboxes"]),
+        run=list_mailboxes,
+        hints={"readOnlyHint": True, "openWorldHint": False},
+    ),
+    Tool(
+        name="search_emails",
+        title="Search emails",
+        description=f"Search one folder of a mailbox on the mail server (subject, sender, recipients and "
+        f"body; every word must match), newest first, at most {SEARCH_LIMIT} results. Counts as one AI "
+        "request of the mailbox.",
+        scope="mailboxes:read",
+        input_schema=_object({
+            "email": _MAILBOX,
+            "q": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Words to search for."},
+            "folder": _FOLDER,
+        }, ["email", "q"]),
+        output_schema=_object({
+            "email": {"type": "string"},
+            "folder": {"type": "string"},
+            "q": {"type": "string"},
+            "messages": {"type": "array", "items": _MESSAGE_SUMMARY},
+            "count": {"type": "integer"},
+            "truncated": {"type": "boolean", "description": f"More than {SEARCH_LIMIT} matched; refine q."},
+        }, ["email", "folder", "q", "messages", "count", "truncated"]),
+        run=search_emails,
+        hints={"readOnlyHint": True, "openWorldHint": False},
+    ),
+    Tool(
+        name="list_recent_messages",
+        title="List recent messages",
+        description="The newest messages of one folder of a mailbox, newest first. Counts as one AI "
+        "request of the mailbox.",
+        scope="mailboxes:read",
+        input_schema=_object({
+            "email": _MAILBOX,
+            "folder": _FOLDER,
+            "per_page": {"type": "integer", "default": RECENT_DEFAULT, "minimum": 1, "maximum": RECENT_MAX,
+                         "description": "How many messages."},
+        }, ["email"]),
+        output_schema=_object({
+            "email": {"type": "string"},
+            "folder": {"type": "string"},
+            "messages": {"type": "array", "items": _MESSAGE_SUMMARY},
+            "total": {"type": "integer", "description": "Messages in the folder."},
+            "per_page": {"type": "integer"},
+        }, ["email", "folder", "messages", "total", "per_page"]),
+        run=list_recent_messages,
+        hints={"readOnlyHint": True, "openWorldHint": False},
+    ),
+]}
