@@ -80,3 +80,241 @@ class WebhookEndpointForm(forms.Form):
 
 class WebhookEndpointActiveForm(forms.Form):
     is_active = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+
+# Mailboxes and settings (appended: imports kept with the code that uses them)
+
+from datetime import timedelta  # noqa: E402
+
+from mailcore.accounts.models import LapseAction, Plan  # noqa: E402
+from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES  # noqa: E402
+from mailcore.partners.mailboxes import PARTNER_PLANS  # noqa: E402
+
+
+class PortalForm(forms.Form):
+    """A form that puts keyboard focus on its first invalid field (htmx focuses [autofocus] after a swap)."""
+
+    def add_error(self, field, error):
+        super().add_error(field, error)
+        first = next((name for name in self.fields if name in self.errors), None)
+        for name, form_field in self.fields.items():
+            if name == first:
+                form_field.widget.attrs["autofocus"] = True
+            else:
+                form_field.widget.attrs.pop("autofocus", None)
+
+    def add_service_error(self, error: ValidationError) -> None:
+        """A service's ValidationError, each message next to the field it names (else above the form)."""
+        if hasattr(error, "error_dict"):
+            for name, errors in error.error_dict.items():
+                for message in errors:
+                    self.add_error(name if name in self.fields else None, _sentence(" ".join(message.messages)))
+        else:
+            self.add_error(None, error)
+
+
+def _sentence(text: str) -> str:
+    """A service's terse message as a sentence, leaving an address or domain at its start as it is."""
+    first = text.split(" ", 1)[0]
+    if "." not in first and "@" not in first:
+        text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _storage(mb: int) -> str:
+    return f"{mb // 1024} GB" if mb >= 1024 and mb % 1024 == 0 else f"{mb} MB"
+
+
+def _lines(value: str) -> list[str]:
+    return [line.strip() for line in value.splitlines() if line.strip()]
+
+
+def _ip_lines(value: str) -> list[str]:
+    lines = _lines(value)
+    try:
+        normalise_ip_list(lines)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    return lines
+
+
+# Mailboxes
+
+
+class MailboxFilterForm(forms.Form):
+    """The list's filters; choices come from the partner's own clients and domains."""
+
+    status = forms.ChoiceField(label="Status", required=False)
+    client = forms.TypedChoiceField(label="Client", required=False, coerce=int, empty_value=None)
+    domain = forms.TypedChoiceField(label="Domain", required=False, coerce=int, empty_value=None)
+
+    def __init__(self, data, *, clients, domains, statuses):
+        super().__init__(data)
+        self.fields["status"].choices = [("", "All statuses"), *statuses]
+        self.fields["client"].choices = [("", "All clients"), *((client.pk, client.name) for client in clients)]
+        self.fields["domain"].choices = [("", "All domains"), *((domain.pk, domain.name) for domain in domains)]
+
+    def filters(self) -> dict:
+        """The valid filters that are set; an unknown value is ignored, as an empty one."""
+        self.is_valid()
+        return {name: self.cleaned_data[name] for name in self.fields
+                if name not in self.errors and self.cleaned_data.get(name)}
+
+
+class PartnerMailboxForm(PortalForm):
+    domain = forms.TypedChoiceField(label="Domain", coerce=int, error_messages={"required": "Choose a domain."})
+    local_part = forms.CharField(
+        label="Address",
+        max_length=64,
+        help_text="Letters, digits and . _ + - before the @. Only verified domains can have mailboxes.",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "none", "spellcheck": "false",
+                                      "placeholder": "ann"}),
+    )
+    password = forms.CharField(
+        label="Password",
+        strip=False,
+        help_text="At least 8 characters. Give it to the mailbox's owner; you can't see it again.",
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+    plan_id = forms.ChoiceField(
+        label="Plan",
+        initial="pro",
+        widget=forms.RadioSelect,
+    )
+    display_name = forms.CharField(
+        label="Display name",
+        required=False,
+        max_length=200,
+        help_text="The name recipients see, such as “Ann Smith”.",
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+
+    def __init__(self, data=None, *, domains, **kwargs):
+        super().__init__(data, **kwargs)
+        plans = Plan.objects.filter(code__in=PARTNER_PLANS).order_by("rank")
+        self.fields["plan_id"].choices = [(plan.code, plan.name) for plan in plans]
+        self.plan_details = {plan.code: f"{_storage(plan.storage_mb)} storage · {plan.sends_per_day:,} sends a day"
+                             for plan in plans}
+        groups: dict[str, list] = {}
+        for domain in domains:
+            label = domain.name if domain.is_verified else f"{domain.name} (not verified)"
+            groups.setdefault(domain.client.name if domain.client else "No client", []).append((domain.pk, label))
+        self.fields["domain"].choices = [("", "Choose a domain…"), *groups.items()]
+
+
+class MailboxIdentityForm(PortalForm):
+    display_name = forms.CharField(label="Display name", required=False, max_length=200,
+                                   widget=forms.TextInput(attrs={"autocomplete": "off"}))
+    signature_html = forms.CharField(
+        label="Signature",
+        required=False,
+        max_length=10_000,
+        strip=False,
+        help_text="HTML added to the end of outgoing mail. Scripts, event handlers and unsafe links are removed.",
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false",
+                                     "placeholder": "<p>Ann Smith<br>Example Ltd</p>"}),
+    )
+
+    def clean_display_name(self) -> str:
+        value = self.cleaned_data["display_name"]
+        if any(ord(char) < 32 or ord(char) == 127 for char in value):
+            raise ValidationError("Use one line without control characters.")
+        return value
+
+
+class ForwardingRuleForm(PortalForm):
+    forward_to = forms.CharField(
+        label="Forward to",
+        max_length=320,
+        help_text="We email this address a link to confirm; nothing is forwarded until it is confirmed.",
+        widget=forms.EmailInput(attrs={"autocomplete": "off", "placeholder": "ann@elsewhere.example"}),
+    )
+    keep_copy = forms.BooleanField(label="Keep a copy in this mailbox", required=False, initial=True)
+
+
+class ForwardingRuleEnabledForm(forms.Form):
+    enabled = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+
+class AliasForm(PortalForm):
+    alias_address = forms.CharField(
+        label="Alias address",
+        max_length=320,
+        help_text="Another address on one of your domains that delivers here.",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "none", "spellcheck": "false"}),
+    )
+
+
+# Settings
+
+
+class LapseActionForm(PortalForm):
+    default_client_lapse_action = forms.ChoiceField(
+        label="When a client's mailbox lapses",
+        choices=LapseAction.choices,
+        widget=forms.RadioSelect,
+    )
+
+
+API_KEY_EXPIRY = {"": ("Never", None), "7": ("In 7 days", 7), "30": ("In 30 days", 30), "90": ("In 90 days", 90),
+                  "365": ("In a year", 365)}
+
+
+@dataclass
+class ScopeGroup:
+    label: str
+    checkboxes: list
+
+
+class ApiKeyForm(PortalForm):
+    name = forms.CharField(
+        label="Name",
+        max_length=100,
+        help_text="What uses the key, so you recognise it later: “Billing sync”, “Staging”.",
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+    scopes = forms.MultipleChoiceField(
+        label="Scopes",
+        widget=forms.CheckboxSelectMultiple,
+        initial=["send"],
+        error_messages={"required": "Choose at least one scope."},
+    )
+    expiry = forms.ChoiceField(label="Expires", required=False,
+                               choices=[(value, label) for value, (label, _) in API_KEY_EXPIRY.items()])
+    allowed_ips = forms.CharField(
+        label="Allowed IP addresses",
+        required=False,
+        help_text="One address or CIDR range per line. Only these may use the key; leave empty to allow any.",
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "203.0.113.10\n198.51.100.0/24", "spellcheck": "false"}),
+    )
+    blocked_ips = forms.CharField(
+        label="Blocked IP addresses",
+        required=False,
+        help_text="One per line. Checked before the allowed list.",
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "192.0.2.0/24", "spellcheck": "false"}),
+    )
+
+    def __init__(self, data=None, *, for_partner: bool, **kwargs):
+        super().__init__(data, **kwargs)
+        self.for_partner = for_partner
+        choices = list(USER_SCOPES.items())
+        if for_partner:
+            choices += list(PARTNER_SCOPES.items())
+        self.fields["scopes"].choices = choices
+
+    def clean_allowed_ips(self) -> list[str]:
+        return _ip_lines(self.cleaned_data["allowed_ips"])
+
+    def clean_blocked_ips(self) -> list[str]:
+        return _ip_lines(self.cleaned_data["blocked_ips"])
+
+    def expires_at(self, now):
+        days = API_KEY_EXPIRY[self.cleaned_data.get("expiry") or ""][1]
+        return None if days is None else now + timedelta(days=days)
+
+    def scope_groups(self) -> list[ScopeGroup]:
+        boxes = list(self["scopes"])
+        groups = [ScopeGroup("Account", [box for box in boxes if box.data["value"] in USER_SCOPES])]
+        if self.for_partner:
+            groups.append(ScopeGroup("Hosting partner", [box for box in boxes if box.data["value"] in PARTNER_SCOPES]))
+        return groups

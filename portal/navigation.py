@@ -13,7 +13,11 @@ class Section:
 
 SECTIONS = [
     Section("Dashboard", "portal:dashboard"),
+    Section("Domains", "portal:domains", partner_only=True),
+    Section("Clients", "portal:clients", partner_only=True),
+    Section("Mailboxes", "portal:mailboxes", partner_only=True),
     Section("Webhooks", "portal:webhooks"),
+    Section("Settings", "portal:settings"),
     Section("API docs", "api-docs"),
 ]
 

@@ -4,6 +4,7 @@ from django.shortcuts import render
 
 from mailcore.accounts.models import Plan
 from mailcore.accounts.selectors import account_overview
+from portal.views_partner import partner_dashboard
 
 
 def _human_mb(mb: int) -> str:
@@ -21,10 +22,13 @@ def dashboard(request):
         ("AI requests a day", "Unlimited" if plan.ai_requests_per_day is None else f"{plan.ai_requests_per_day:,}"),
         ("Attachments per message", _human_mb(plan.attachment_max_mb)),
     ]
+    partner = getattr(account, "partner", None)
     context = {
         "features": [(label, plan.has_feature(feature)) for feature, label in Plan.FEATURES.items()],
         "quotas": quotas,
         "counts": account_overview(account=account),
-        "partner": getattr(account, "partner", None),
+        "partner": partner,
+        # A working partner's figures, charts and to-dos (portal.views_partner).
+        "hosting": partner_dashboard(partner) if partner is not None and partner.is_operational else None,
     }
     return render(request, "portal/dashboard.html", context)

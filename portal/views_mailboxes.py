@@ -1,0 +1,358 @@
+"""Portal pages for a hosting partner's client mailboxes: the list with filters, create, and one
+mailbox's page (status, plan, storage, identity, forwarding, aliases) with renew and delete.
+
+They call the same mailcore.partners and mailcore.mailboxes services and selectors as the JSON API
+(/v1/hosting/mailboxes). A request made by htmx gets back only the region it swaps (plus the flash
+messages, out of band); without JavaScript every POST redirects, or re-renders the page with its
+errors. Accounts that are not hosting partners see the become-a-partner page; another partner's
+mailbox, rule or alias is 404.
+"""
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from mailcore.mailboxes import aliases, forwarding
+from mailcore.mailboxes.models import Alias, ForwardingRule
+from mailcore.mailboxes.services import mailbox_set_identity
+from mailcore.partners import mailboxes as partner_mailbox_services
+from mailcore.partners.models import PartnerMailbox
+from mailcore.partners.selectors import (
+    mailbox_aliases,
+    mailbox_forwarding_rules,
+    partner_clients,
+    partner_domains,
+    partner_mailbox_get,
+    partner_mailboxes,
+    partner_summary,
+)
+from mailcore.store.base import StoreError
+from mailcore.usage.selectors import mailbox_usage
+from portal.forms import (
+    AliasForm,
+    ForwardingRuleEnabledForm,
+    ForwardingRuleForm,
+    MailboxFilterForm,
+    MailboxIdentityForm,
+    PartnerMailboxForm,
+)
+from portal.views_webhooks import _regions as regions
+
+LIST_TEMPLATE = "portal/mailboxes.html"
+NEW_TEMPLATE = "portal/mailboxes_new.html"
+DETAIL_TEMPLATE = "portal/mailboxes_detail.html"
+CONFIRM_TEMPLATE = "portal/mailboxes_confirm.html"
+BECOME_PARTNER_TEMPLATE = "portal/become_partner.html"  # the partner pages' own explanation
+PAGE_SIZE = 50
+
+
+def _not_partner(request) -> HttpResponse:
+    if request.htmx:  # htmx does not swap a 403: send the browser to the page that explains
+        return HttpResponseClientRedirect(reverse("portal:mailboxes"))
+    return render(request, BECOME_PARTNER_TEMPLATE, {"section": "Mailboxes"}, status=403)
+
+
+def partner_section(view):
+    """Signed in as a partner in trial or active (the hosting API's rule); others see the
+    become-a-partner page, or where their application stands."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        partner = getattr(request.user.account, "partner", None)
+        if partner is None or not partner.is_operational:
+            return _not_partner(request)
+        return view(request, partner, *args, **kwargs)
+
+    return wrapped
+
+
+def mailbox_page(view):
+    """One of the partner's mailboxes; anyone else's is 404, and so is every mailbox for a non-partner."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request, mailbox_id: int, *args, **kwargs):
+        partner = getattr(request.user.account, "partner", None)
+        if partner is None:
+            raise Http404("No such mailbox.")
+        if not partner.is_operational:
+            return _not_partner(request)
+        try:
+            partner_mailbox = partner_mailbox_get(partner=partner, mailbox_id=mailbox_id)
+        except PartnerMailbox.DoesNotExist:
+            raise Http404("No such mailbox.") from None
+        return view(request, partner_mailbox, *args, **kwargs)
+
+    return wrapped
+
+
+def _detail_url(partner_mailbox: PartnerMailbox, anchor: str = "") -> str:
+    url = reverse("portal:mailbox", kwargs={"mailbox_id": partner_mailbox.pk})
+    return f"{url}#{anchor}" if anchor else url
+
+
+def _size(mb: float) -> str:
+    if mb >= 1024:
+        return f"{mb / 1024:.1f}".removesuffix(".0") + " GB"
+    return f"{mb:.1f}".removesuffix(".0") + " MB"
+
+
+def _usage(partner_mailbox: PartnerMailbox) -> dict | None:
+    try:
+        usage = mailbox_usage(mailbox=partner_mailbox.mailbox)
+    except StoreError:
+        return None  # the mail store is unreachable: the page says so instead of failing
+    storage = usage["storage"]
+    return {**usage, "storage_used": _size(storage["used_mb"]), "storage_limit": _size(storage["limit_mb"]),
+            "storage_bar": min(100.0, storage["percentage"]),
+            "sent_today": f"{usage['emails_today']['sent']:,} of {usage['emails_today']['limit']:,}",
+            "ai_today": (f"{usage['ai_today']['used']:,} (no limit)" if usage["ai_today"]["unlimited"]
+                         else f"{usage['ai_today']['used']:,} of {usage['ai_today']['limit']:,}")}
+
+
+def _detail_context(partner_mailbox: PartnerMailbox, **forms) -> dict:
+    mailbox = partner_mailbox.mailbox
+    return {
+        "partner_mailbox": partner_mailbox,
+        "mailbox": mailbox,
+        "usage": _usage(partner_mailbox),
+        "rules": list(mailbox_forwarding_rules(partner_mailbox=partner_mailbox)),
+        "aliases": list(mailbox_aliases(partner_mailbox=partner_mailbox)),
+        "identity_form": forms.get("identity_form") or MailboxIdentityForm(
+            initial={"display_name": mailbox.display_name, "signature_html": mailbox.signature_html}),
+        "forwarding_form": forms.get("forwarding_form") or ForwardingRuleForm(),
+        "alias_form": forms.get("alias_form") or AliasForm(),
+        "identity_saved": forms.get("identity_saved", False),
+    }
+
+
+def _region_response(request, partner_mailbox: PartnerMailbox, region: str, ok: bool, **forms) -> HttpResponse:
+    """htmx: the region and the messages. Without JavaScript: back to the page on success, or the
+    page with the form's errors."""
+    if request.htmx:
+        return regions(request, DETAIL_TEMPLATE, [region], _detail_context(partner_mailbox, **forms))
+    if ok:
+        return redirect(_detail_url(partner_mailbox, region))
+    return render(request, DETAIL_TEMPLATE, _detail_context(partner_mailbox, **forms))
+
+
+# the list
+
+
+@require_GET
+@partner_section
+def mailboxes(request, partner):
+    """The partner's mailboxes, newest first, filtered by status, client and domain, 50 a page."""
+    clients = list(partner_clients(partner=partner))
+    domains = list(partner_domains(partner=partner))
+    filter_form = MailboxFilterForm(request.GET, clients=clients, domains=domains,
+                                    statuses=PartnerMailbox.Status.choices)
+    filters = filter_form.filters()
+    rows = partner_mailboxes(partner=partner, status=filters.get("status")).select_related("mailbox__domain__client")
+    # The selector filters by status only; client and domain narrow its partner-scoped rows.
+    if filters.get("client"):
+        rows = rows.filter(mailbox__domain__client_id=filters["client"])
+    if filters.get("domain"):
+        rows = rows.filter(mailbox__domain_id=filters["domain"])
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "filter_form": filter_form,
+        "filtered": bool(filters),
+        "page": page,
+        "query": query.urlencode(),
+        "summary": partner_summary(partner=partner),
+        "has_verified_domain": any(domain.is_verified for domain in domains),
+    }
+    if request.htmx and request.htmx.target == "mailboxes":  # the filters and the page links
+        return regions(request, LIST_TEMPLATE, ["mailboxes", "mailboxes-count"], context)
+    return render(request, LIST_TEMPLATE, context)
+
+
+# create
+
+
+@require_http_methods(["GET", "POST"])
+@partner_section
+def mailbox_new(request, partner):
+    """The create form; errors come back next to their fields and nothing is created."""
+    domains = list(partner_domains(partner=partner).select_related("client"))
+    form = PartnerMailboxForm(request.POST if request.method == "POST" else None, domains=domains,
+                              initial={"domain": request.GET.get("domain")})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        domain = next(domain for domain in domains if domain.pk == data["domain"])
+        try:
+            created = partner_mailbox_services.partner_mailbox_create(
+                partner=partner, domain=domain, local_part=data["local_part"], password=data["password"],
+                plan_id=data["plan_id"], display_name=data["display_name"])
+        except ValidationError as exc:
+            form.add_service_error(exc)
+        except partner_mailbox_services.DomainNotVerified:
+            form.add_error("domain", f"{domain.name} is not verified yet. Publish its DNS records and verify it "
+                                     "before creating mailboxes on it.")
+        except partner_mailbox_services.MailboxExists:
+            form.add_error("local_part", f"{data['local_part'].strip().lower()}@{domain.name} already exists.")
+        except partner_mailbox_services.NoSlotAvailable:
+            form.add_error(None, "You have no unused mailbox slot. Buy more slots, or delete a mailbox you no "
+                                 "longer need to free its slot.")
+        else:
+            messages.success(request, f"Mailbox {created.mailbox.address} created. Send its owner the address and "
+                                      "the password you chose.")
+            url = _detail_url(created)
+            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    context = {"form": form, "summary": partner_summary(partner=partner), "partner": partner}
+    if request.htmx and request.method == "POST":
+        return regions(request, NEW_TEMPLATE, ["mailbox-form"], context)
+    return render(request, NEW_TEMPLATE, context)
+
+
+# one mailbox
+
+
+@require_GET
+@mailbox_page
+def mailbox_detail(request, partner_mailbox):
+    return render(request, DETAIL_TEMPLATE, _detail_context(partner_mailbox))
+
+
+@require_POST
+@mailbox_page
+def mailbox_renew(request, partner_mailbox):
+    """A month more from the end of the term (or from now once lapsed)."""
+    renewed = partner_mailbox_services.partner_mailbox_renew(partner_mailbox=partner_mailbox)
+    messages.success(request, f"{renewed.mailbox.address} renewed until {renewed.expires_at:%-d %B %Y}.")
+    return _region_response(request, renewed, "mailbox-status", ok=True)
+
+
+@require_http_methods(["GET", "POST"])
+@mailbox_page
+def mailbox_delete(request, partner_mailbox):
+    """GET asks for confirmation (without JavaScript); POST deletes and frees the slot."""
+    if request.method == "GET":
+        return render(request, CONFIRM_TEMPLATE, {"partner_mailbox": partner_mailbox, "action": "delete"})
+    address = partner_mailbox.mailbox.address
+    partner_mailbox_services.partner_mailbox_delete(partner_mailbox=partner_mailbox)
+    messages.success(request, f"Mailbox {address} deleted. Its slot is free for another mailbox.")
+    url = reverse("portal:mailboxes")
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@require_POST
+@mailbox_page
+def mailbox_identity(request, partner_mailbox):
+    """The name and signature outgoing mail carries; the signature is sanitized by the service."""
+    form = MailboxIdentityForm(request.POST)
+    ok = form.is_valid()
+    if ok:
+        mailbox_set_identity(mailbox=partner_mailbox.mailbox, **form.cleaned_data)
+        messages.success(request, "Identity saved. New mail from this mailbox uses it.")
+        form = None  # the saved (sanitized) values, not what was typed
+    return _region_response(request, partner_mailbox, "identity", ok, identity_form=form, identity_saved=ok)
+
+
+# forwarding
+
+
+def _rule(partner_mailbox: PartnerMailbox, rule_id: int) -> ForwardingRule:
+    try:
+        return mailbox_forwarding_rules(partner_mailbox=partner_mailbox).get(pk=rule_id)
+    except ForwardingRule.DoesNotExist:
+        raise Http404("No such forwarding rule.") from None
+
+
+@require_POST
+@mailbox_page
+def mailbox_forwarding(request, partner_mailbox):
+    """Add a rule; it forwards nothing until its target confirms through the mailed link."""
+    mailbox = partner_mailbox.mailbox
+    form = ForwardingRuleForm(request.POST)
+    ok = form.is_valid()
+    if ok:
+        try:
+            rule = forwarding.forwarding_rule_create(mailbox=mailbox, email=mailbox.address, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_service_error(exc)
+        except forwarding.ConfirmationNotSent:
+            form.add_error(None, "The confirmation mail could not be sent, so no rule was added. Try again in a "
+                                 "minute.")
+        else:
+            messages.success(request, f"We emailed {rule.forward_to} a confirmation link. Mail is forwarded once "
+                                      "they confirm.")
+            form = None
+        ok = form is None
+    return _region_response(request, partner_mailbox, "forwarding", ok, forwarding_form=form)
+
+
+@require_POST
+@mailbox_page
+def mailbox_forwarding_enabled(request, partner_mailbox, rule_id: int):
+    """Turn a rule on or off: the form says which, so a double submit does not flip it back."""
+    rule = _rule(partner_mailbox, rule_id)
+    form = ForwardingRuleEnabledForm(request.POST)
+    form.is_valid()  # one optional boolean: always valid
+    rule = forwarding.forwarding_rule_set_enabled(rule=rule, enabled=form.cleaned_data["enabled"])
+    state = "on" if rule.enabled else "off"
+    messages.success(request, f"Forwarding to {rule.forward_to} turned {state}.")
+    return _region_response(request, partner_mailbox, "forwarding", ok=True)
+
+
+@require_http_methods(["GET", "POST"])
+@mailbox_page
+def mailbox_forwarding_delete(request, partner_mailbox, rule_id: int):
+    rule = _rule(partner_mailbox, rule_id)
+    if request.method == "GET":
+        return render(request, CONFIRM_TEMPLATE, {"partner_mailbox": partner_mailbox, "action": "delete-rule",
+                                                  "rule": rule})
+    forwarding.forwarding_rule_delete(rule=rule)
+    messages.success(request, f"Forwarding to {rule.forward_to} removed.")
+    return _region_response(request, partner_mailbox, "forwarding", ok=True)
+
+
+# aliases
+
+
+def _alias(partner_mailbox: PartnerMailbox, alias_id: int) -> Alias:
+    try:
+        return mailbox_aliases(partner_mailbox=partner_mailbox).get(pk=alias_id)
+    except Alias.DoesNotExist:
+        raise Http404("No such alias.") from None
+
+
+@require_POST
+@mailbox_page
+def mailbox_aliases_add(request, partner_mailbox):
+    form = AliasForm(request.POST)
+    if form.is_valid():
+        try:
+            alias = aliases.alias_create(mailbox=partner_mailbox.mailbox,
+                                         alias_address=form.cleaned_data["alias_address"])
+        except ValidationError as exc:
+            form.add_service_error(exc)
+        except aliases.AliasTaken as exc:
+            form.add_error("alias_address", f"{exc}: a mailbox or another alias has it.")
+        else:
+            messages.success(request, f"Alias {alias.address} added: mail to it arrives in this mailbox.")
+            form = None
+    return _region_response(request, partner_mailbox, "aliases", form is None, alias_form=form)
+
+
+@require_http_methods(["GET", "POST"])
+@mailbox_page
+def mailbox_alias_delete(request, partner_mailbox, alias_id: int):
+    alias = _alias(partner_mailbox, alias_id)
+    if request.method == "GET":
+        return render(request, CONFIRM_TEMPLATE, {"partner_mailbox": partner_mailbox, "action": "delete-alias",
+                                                  "alias": alias})
+    aliases.alias_delete(alias=alias)
+    messages.success(request, f"Alias {alias.address} removed. Mail to it is no longer delivered here.")
+    return _region_response(request, partner_mailbox, "aliases", ok=True)
