@@ -43,7 +43,7 @@ from portal.forms import (
     MailboxIdentityForm,
     PartnerMailboxForm,
 )
-from portal.views_webhooks import _regions as regions
+from portal.htmx import regions
 
 LIST_TEMPLATE = "portal/mailboxes.html"
 NEW_TEMPLATE = "portal/mailboxes_new.html"

@@ -14,7 +14,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -47,6 +46,7 @@ from mailcore.partners.selectors import (
     partner_stats,
 )
 from mailcore.partners.services import ClientHasDomains, client_create, client_delete, client_update
+from portal.htmx import regions
 
 BECOME_TEMPLATE = "portal/become_partner.html"
 DOMAINS_TEMPLATE = "portal/domains.html"
@@ -158,14 +158,6 @@ def _client(partner: HostingPartner, client_id: int) -> PartnerClient:
         return partner_client_get(partner=partner, client_id=client_id)
     except PartnerClient.DoesNotExist:
         raise Http404("No such client.") from None
-
-
-def _regions(request, template: str, names: list[str], context: dict) -> HttpResponse:
-    """The first region swaps its hx-target; the others, and the flash messages, go out of band."""
-    html = render_to_string(f"{template}#{names[0]}", context, request).strip()
-    oob = [render_to_string(f"{template}#{name}", {**context, "oob": True}, request).strip() for name in names[1:]]
-    oob.append(render_to_string("components/messages.html", {"oob": True}, request).strip())
-    return HttpResponse(html + "".join(f"<template>{part}</template>" for part in oob))
 
 
 # becoming a partner
@@ -352,7 +344,7 @@ def domains(request, partner):
         form = DomainAddForm(partner=partner, initial={"client": request.GET.get("client")})
     context = _domains_context(partner, form)
     if request.htmx and request.method == "POST":
-        return _regions(request, DOMAINS_TEMPLATE, ["domain-form"], context)
+        return regions(request, DOMAINS_TEMPLATE, ["domain-form"], context)
     return render(request, DOMAINS_TEMPLATE, context)
 
 
@@ -374,7 +366,7 @@ def domain_check(request, partner, domain_id: int):
     context = _domain_context(partner, domain, checked_at=timezone.now(), just_verified=(
         domain.is_verified and not was_verified))
     if request.htmx:
-        return _regions(request, DOMAIN_TEMPLATE, ["dns-records", "dns-check-status", "domain-status", "domain-setup",
+        return regions(request, DOMAIN_TEMPLATE, ["dns-records", "dns-check-status", "domain-status", "domain-setup",
                                                    "domain-mailboxes"], context)
     summary = context["summary"]
     if context["just_verified"]:
@@ -399,7 +391,7 @@ def domain_remove(request, partner, domain_id: int):
     except DomainHasMailboxes:
         context["blocked"] = True
         if request.htmx:  # htmx swaps only 2xx: the explanation replaces the delete card
-            return _regions(request, DOMAIN_TEMPLATE, ["domain-delete"], context)
+            return regions(request, DOMAIN_TEMPLATE, ["domain-delete"], context)
         return render(request, DOMAIN_CONFIRM_TEMPLATE, context, status=409)
     messages.success(request, f"{domain.name} deleted. Its DNS records can be removed at its DNS provider.")
     url = reverse("portal:domains")
@@ -432,7 +424,7 @@ def clients(request, partner):
             form = ClientNameForm()
     context = _clients_context(partner, form, created=created)
     if request.htmx and request.method == "POST":
-        return _regions(request, CLIENTS_TEMPLATE, ["client-form", "clients"] if created else ["client-form"],
+        return regions(request, CLIENTS_TEMPLATE, ["client-form", "clients"] if created else ["client-form"],
                         context)
     return render(request, CLIENTS_TEMPLATE, context)
 
@@ -481,7 +473,7 @@ def client_rename(request, partner, client_id: int):
                 return redirect("portal:client", client_id=client.pk)
     context = _client_context(partner, client, name_form=None if renamed else form)
     if request.htmx:
-        return _regions(request, CLIENT_TEMPLATE, ["client-name", "client-heading"] if renamed else ["client-name"],
+        return regions(request, CLIENT_TEMPLATE, ["client-name", "client-heading"] if renamed else ["client-name"],
                         context)
     return render(request, CLIENT_TEMPLATE, context)
 
@@ -510,7 +502,7 @@ def client_lapse(request, partner, client_id: int):
                 return redirect("portal:client", client_id=client.pk)
     context = _client_context(partner, client, lapse_form=None if saved else form)
     if request.htmx:
-        return _regions(request, CLIENT_TEMPLATE, ["client-lapse", "client-heading"], context)
+        return regions(request, CLIENT_TEMPLATE, ["client-lapse", "client-heading"], context)
     return render(request, CLIENT_TEMPLATE, context)
 
 
@@ -526,7 +518,7 @@ def client_remove(request, partner, client_id: int):
     except ClientHasDomains:
         context = _client_context(partner, client, blocked=True)
         if request.htmx:
-            return _regions(request, CLIENT_TEMPLATE, ["client-delete"], context)
+            return regions(request, CLIENT_TEMPLATE, ["client-delete"], context)
         return render(request, CLIENT_CONFIRM_TEMPLATE, context, status=409)
     messages.success(request, f"Client {client.name} deleted.")
     url = reverse("portal:clients")

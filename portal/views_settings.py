@@ -24,7 +24,7 @@ from mailcore.apikeys.selectors import USAGE_DAYS, api_key_get, api_key_list, ap
 from mailcore.apikeys.services import api_key_create, api_key_revoke
 from mailcore.partners.services import partner_settings_update
 from portal.forms import ApiKeyForm, LapseActionForm
-from portal.views_webhooks import _regions as regions
+from portal.htmx import regions
 
 SETTINGS_TEMPLATE = "portal/settings.html"
 API_KEY_NEW_TEMPLATE = "portal/settings_api_key_new.html"

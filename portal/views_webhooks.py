@@ -13,7 +13,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -35,6 +34,7 @@ from mailcore.webhooks.services import (
     endpoint_update,
 )
 from portal.forms import WebhookEndpointActiveForm, WebhookEndpointForm
+from portal.htmx import regions
 
 FEATURE = "webhooks"
 LIST_TEMPLATE = "portal/webhooks.html"
@@ -77,15 +77,6 @@ def endpoint_page(view):
         return view(request, endpoint, *args, **kwargs)
 
     return wrapped
-
-
-def _regions(request, template: str, names: list[str], context: dict) -> HttpResponse:
-    """The first region swaps its hx-target; the others, and the flash messages, go out of band."""
-    html = render_to_string(f"{template}#{names[0]}", context, request).strip()
-    oob = [render_to_string(f"{template}#{name}", {**context, "oob": True}, request).strip() for name in names[1:]]
-    oob.append(render_to_string("components/messages.html", {"oob": True}, request).strip())
-    # Each out-of-band part in a <template>, so it parses whatever the main region is (a <tbody> too).
-    return HttpResponse(html + "".join(f"<template>{part}</template>" for part in oob))
 
 
 def _with_payload(delivery: WebhookDelivery) -> WebhookDelivery:
@@ -134,7 +125,7 @@ def webhooks(request):
     context = {"form": form, "endpoints": list(endpoint_list(account=account)), "max_endpoints": MAX_ENDPOINTS,
                "created": created, "secret": secret}
     if request.htmx and request.method == "POST":
-        response = _regions(request, LIST_TEMPLATE, ["endpoint-form", "endpoints"] if created else ["endpoint-form"],
+        response = regions(request, LIST_TEMPLATE, ["endpoint-form", "endpoints"] if created else ["endpoint-form"],
                             context)
     else:
         response = render(request, LIST_TEMPLATE, context)
@@ -163,7 +154,7 @@ def webhook_active(request, endpoint):
     else:
         messages.success(request, "Endpoint paused: events that happen while it is paused are not sent to it.")
     if request.htmx:
-        return _regions(request, DETAIL_TEMPLATE, ["endpoint-status"], {"endpoint": endpoint})
+        return regions(request, DETAIL_TEMPLATE, ["endpoint-status"], {"endpoint": endpoint})
     return redirect("portal:webhook", endpoint_id=endpoint.pk)
 
 
@@ -173,7 +164,7 @@ def webhook_test(request, endpoint):
     """Send a sample event now and show the endpoint's answer."""
     result = endpoint_test(endpoint=endpoint)
     if request.htmx:
-        return _regions(request, DETAIL_TEMPLATE, ["test-result"], {"endpoint": endpoint, "test_result": result})
+        return regions(request, DETAIL_TEMPLATE, ["test-result"], {"endpoint": endpoint, "test_result": result})
     return render(request, DETAIL_TEMPLATE, _detail_context(endpoint, test_result=result))
 
 
@@ -186,7 +177,7 @@ def webhook_rotate(request, endpoint):
     secret = endpoint_rotate_secret(endpoint=endpoint)
     messages.success(request, "Signing secret rotated. Update your receiver: the old secret signs nothing any more.")
     if request.htmx:
-        response = _regions(request, DETAIL_TEMPLATE, ["signing-secret"], {"endpoint": endpoint, "new_secret": secret})
+        response = regions(request, DETAIL_TEMPLATE, ["signing-secret"], {"endpoint": endpoint, "new_secret": secret})
     else:
         response = render(request, DETAIL_TEMPLATE, _detail_context(endpoint, new_secret=secret))
     add_never_cache_headers(response)
@@ -227,7 +218,7 @@ def webhook_delivery_retry(request, endpoint, delivery_id: int):
             messages.error(request, f"Delivery #{delivery.pk} retried and failed again: {delivery.last_error}.")
     if request.htmx:
         delivery.endpoint = endpoint
-        return _regions(request, DETAIL_TEMPLATE, ["delivery"], {"endpoint": endpoint,
+        return regions(request, DETAIL_TEMPLATE, ["delivery"], {"endpoint": endpoint,
                                                                  "delivery": _with_payload(delivery)})
     return redirect(f"{reverse('portal:webhook', kwargs={'endpoint_id': endpoint.pk})}#delivery-{delivery.pk}")
 
@@ -241,5 +232,5 @@ def webhook_delivery_replay(request, endpoint, delivery_id: int):
     when = "shortly" if endpoint.is_active else "once the endpoint is resumed"
     messages.success(request, f"Delivery #{original.pk} replayed as #{replay.pk}; it will be sent {when}.")
     if request.htmx:
-        return _regions(request, DETAIL_TEMPLATE, ["deliveries"], _detail_context(endpoint))
+        return regions(request, DETAIL_TEMPLATE, ["deliveries"], _detail_context(endpoint))
     return redirect(f"{reverse('portal:webhook', kwargs={'endpoint_id': endpoint.pk})}#deliveries")
