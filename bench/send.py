@@ -25,7 +25,6 @@ import http.client
 import io
 import json
 import os
-import platform
 import pstats
 import secrets
 import shutil
@@ -38,16 +37,13 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+from support import (PYTHON, ROOT, BenchFailed, create_database, database_url, git_commit,
+                     load_average, log, machine, manage, release_database, utc_timestamp, write_results)
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 BENCH_DB = "mailwell_bench"
-DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{BENCH_DB}"
+DATABASE_URL = database_url(BENCH_DB)
 CLIENTS = 16
 SENDER = "hello@demo.mailwell.test"  # seed_demo's mailbox, for the HTTP part
 BENCH_LOCAL_PART = "bench"  # the SMTP part's own mailbox on its own plan
@@ -63,14 +59,6 @@ PARAGRAPH = ("<p>Hello, this is a benchmark message from Mailwell. It carries a 
 BODY_HTML = "<h1>Weekly update</h1>\n" + PARAGRAPH * 8 + '<p><a href="https://example.com/more">Read more</a></p>'
 
 
-class BenchFailed(Exception):
-    pass
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -83,32 +71,6 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
         return float("nan")
     rank = max(1, min(len(sorted_values), int(round(fraction * len(sorted_values) + 0.5))))
     return sorted_values[rank - 1]
-
-
-# --- the database -------------------------------------------------------------------------------
-
-
-def pg_admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
-        connection.execute(sql)
-
-
-def pg_version() -> str:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL) as connection:
-        return connection.execute("SHOW server_version").fetchone()[0]
-
-
-def create_database() -> None:
-    pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    pg_admin(f"CREATE DATABASE {BENCH_DB}")
-
-
-def drop_database() -> None:
-    pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -128,13 +90,6 @@ def product_env(data_dir: Path) -> dict[str, str]:
         LOG_LEVEL="WARNING",
     )
     return env
-
-
-def manage(env: dict, *args: str) -> str:
-    done = subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise BenchFailed(f"manage.py {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
-    return done.stdout
 
 
 class Gunicorn:
@@ -555,7 +510,7 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     run_started = time.perf_counter()
-    load_at_start = [round(value, 2) for value in os.getloadavg()]
+    load_at_start = load_average()
     if load_at_start[0] > 0.5 * (os.cpu_count() or 1):
         log(f"note: load average {load_at_start[0]} on {os.cpu_count()} CPUs before the run; "
             "other work on the machine will lower the figures (the ratios suffer less)")
@@ -568,7 +523,7 @@ def main() -> int:
     results: dict = {}
     try:
         log(f"creating database {BENCH_DB}; migrating; seeding (DATA_DIR {data_dir})")
-        create_database()
+        create_database(BENCH_DB)
         database_created = True
         manage(env, "migrate", "--noinput")
         seeded = json.loads(manage(env, "seed_demo", "--json").strip().splitlines()[-1])
@@ -600,12 +555,9 @@ def main() -> int:
 
         results = {
             "benchmark": "send",
-            "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "postgresql": pg_version(),
-                        "platform": platform.platform(), "load_average_at_start": load_at_start,
-                        "load_average_at_end": [round(value, 2) for value in os.getloadavg()]},
-            "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                                     text=True).stdout.strip(),
+            "timestamp": utc_timestamp(),
+            "machine": machine(load_average_at_start=load_at_start, load_average_at_end=load_average()),
+            "commit": git_commit(),
             "config": {"gunicorn_workers": args.workers, "gunicorn_threads": args.threads, "clients": CLIENTS,
                        "seconds": args.seconds, "rounds": args.rounds, "warmup_seconds": args.warmup,
                        "database": "postgresql", "django_env": "production"},
@@ -621,12 +573,7 @@ def main() -> int:
         for part in failures:
             print(f"\n{results['http'][part]['endpoint']}: {results['http'][part]['errors']} failed requests, e.g. "
                   f"{results['http'][part]['error_samples']}")
-        results_dir = ROOT / "bench" / "results"
-        results_dir.mkdir(parents=True, exist_ok=True)
-        path = results_dir / f"send-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
-        results["run_seconds"] = round(time.perf_counter() - run_started, 1)
-        path.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"\nfigures written to {path.relative_to(ROOT)}; whole run {results['run_seconds']} s")
+        write_results(results, "send", run_started)
         return 1 if failures else 0
     except BenchFailed as error:
         print(f"benchmark failed: {error}", file=sys.stderr)
@@ -636,15 +583,7 @@ def main() -> int:
             if sys.exc_info()[0] is not None:
                 print(server.log_tail(), file=sys.stderr)
             server.stop()
-        if django_ready:
-            from django.db import connections
-
-            connections.close_all()
-        if database_created:
-            try:
-                drop_database()
-            except Exception as error:  # noqa: BLE001 - report, keep cleaning
-                print(f"could not drop {BENCH_DB}: {error}", file=sys.stderr)
+        release_database(BENCH_DB, django_ready, database_created)
         shutil.rmtree(temp, ignore_errors=True)
 
 

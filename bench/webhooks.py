@@ -31,15 +31,12 @@ database and temporary files are removed at the end, also on failure. Exit statu
 import argparse
 import cProfile
 import io
-import json
 import multiprocessing
 import os
-import platform
 import pstats
 import shutil
 import signal
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
@@ -49,39 +46,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+from support import (PG_ADMIN_URL, BenchFailed, create_database, database_url, git_commit,
+                     load_average, log, machine, manage, release_database, utc_timestamp,
+                     write_results)
 
-PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 BENCH_DB = "mailwell_webhooks_bench"
-DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{BENCH_DB}"
+DATABASE_URL = database_url(BENCH_DB)
 ENDPOINTS_PER_ACCOUNT = 10  # mailcore.webhooks.services.MAX_ENDPOINTS
 MULTI_ACCOUNTS = 5  # 5 x 10 = 50 endpoints
 STRIP_ENV = ["REDIS_URL", "SMTP_URL", "MAIL_STORE", "DEBUG", "DB_CONN_MAX_AGE", "DJANGO_ENV", "DJANGO_SETTINGS_MODULE",
              "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CA_BUNDLE", "WEBHOOK_CONCURRENCY", "LOG_LEVEL"]
-
-
-class BenchFailed(Exception):
-    pass
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
-def pg_admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
-        connection.execute(sql)
-
-
-def pg_version() -> str:
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL) as connection:
-        return connection.execute("SHOW server_version").fetchone()[0]
 
 
 def pg_sessions() -> int:
@@ -114,13 +88,6 @@ class ClaimTimer:
 
     def close(self) -> None:
         self.module._claim = self.original
-
-
-def manage(env: dict, *args: str) -> str:
-    done = subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise BenchFailed(f"manage.py {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
-    return done.stdout
 
 
 def profile_text(profiler: cProfile.Profile, title: str, lines: int = 28) -> str:
@@ -472,7 +439,7 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     run_started = time.perf_counter()
-    loadavg_start = [round(value, 2) for value in os.getloadavg()]
+    loadavg_start = load_average()
     temp = Path(tempfile.mkdtemp(prefix="mailwell-webhooks-bench-"))
     database_created = django_ready = False
     receivers: list[RemoteReceiver] = []
@@ -500,8 +467,7 @@ def main() -> int:
             LOG_LEVEL="WARNING",
         )
         log(f"creating database {BENCH_DB}; migrating (DATA_DIR {data_dir})")
-        pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-        pg_admin(f"CREATE DATABASE {BENCH_DB}")
+        create_database(BENCH_DB)
         database_created = True
         manage(dict(os.environ), "migrate", "--noinput")
 
@@ -593,12 +559,9 @@ def main() -> int:
 
         results = {
             "benchmark": "webhooks",
-            "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "postgresql": pg_version(),
-                        "platform": platform.platform(), "loadavg_start": loadavg_start,
-                        "loadavg_end": [round(value, 2) for value in os.getloadavg()]},
-            "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                                     text=True).stdout.strip(),
+            "timestamp": utc_timestamp(),
+            "machine": machine(loadavg_start=loadavg_start, loadavg_end=load_average()),
+            "commit": git_commit(),
             "config": {"concurrency": args.concurrency, "rounds": args.rounds, "events_single": args.events,
                        "events_per_account_multi": args.multi_events, "multi_accounts": MULTI_ACCOUNTS,
                        "endpoints_per_account": ENDPOINTS_PER_ACCOUNT, "slow_delay_s": args.slow_delay,
@@ -610,12 +573,7 @@ def main() -> int:
         for text in profiles.values():
             print("\n" + text)
         print(table(results))
-        results_dir = ROOT / "bench" / "results"
-        results_dir.mkdir(parents=True, exist_ok=True)
-        path = results_dir / f"webhooks-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
-        results["run_seconds"] = round(time.perf_counter() - run_started, 1)
-        path.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"\nfigures written to {path.relative_to(ROOT)}; whole run {results['run_seconds']} s")
+        write_results(results, "webhooks", run_started)
         return 0
     except BenchFailed as error:
         print(f"benchmark failed: {error}", file=sys.stderr)
@@ -623,15 +581,7 @@ def main() -> int:
     finally:
         for receiver in receivers:
             receiver.stop()
-        if django_ready:
-            from django.db import connections
-
-            connections.close_all()
-        if database_created:
-            try:
-                pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-            except Exception as error:  # noqa: BLE001 - report, keep cleaning
-                print(f"could not drop {BENCH_DB}: {error}", file=sys.stderr)
+        release_database(BENCH_DB, django_ready, database_created)
         shutil.rmtree(temp, ignore_errors=True)
 
 

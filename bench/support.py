@@ -1,0 +1,113 @@
+"""What the benchmark scripts share: paths, the PostgreSQL bench database, manage.py, logging and
+the results file. Imported as `support` by bench/<name>.py, which Python runs with bench/ first on
+sys.path; importing it also puts the project root on sys.path so the scripts can import the apps."""
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+
+PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+class BenchFailed(Exception):
+    pass
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+# --- the database -------------------------------------------------------------------------------
+
+
+def database_url(name: str) -> str:
+    return f"postgres://postgres@127.0.0.1:5432/{name}"
+
+
+def pg_admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
+        connection.execute(sql)
+
+
+def pg_version() -> str:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL) as connection:
+        return connection.execute("SHOW server_version").fetchone()[0]
+
+
+def create_database(name: str) -> None:
+    """A fresh, empty database (dropping any left over from an earlier run)."""
+    drop_database(name)
+    pg_admin(f"CREATE DATABASE {name}")
+
+
+def drop_database(name: str) -> None:
+    pg_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def manage(env: dict, *args: str) -> str:
+    done = subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchFailed(f"manage.py {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    return done.stdout
+
+
+# --- results ------------------------------------------------------------------------------------
+
+
+def utc_timestamp() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def git_commit() -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+def machine(**load_averages) -> dict:
+    """CPUs, Python, PostgreSQL and platform, then the given load-average entries (keys as named)."""
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "postgresql": pg_version(),
+            "platform": platform.platform(), **load_averages}
+
+
+def load_average() -> list[float]:
+    return [round(value, 2) for value in os.getloadavg()]
+
+
+def write_results(results: dict, name: str, run_started: float) -> Path:
+    """Adds run_seconds and writes results to bench/results/<name>-<UTC timestamp>.json."""
+    results_dir = ROOT / "bench" / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    path = results_dir / f"{name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    results["run_seconds"] = round(time.perf_counter() - run_started, 1)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nfigures written to {path.relative_to(ROOT)}; whole run {results['run_seconds']} s")
+    return path
+
+
+# --- cleaning up --------------------------------------------------------------------------------
+
+
+def release_database(name: str, django_ready: bool, database_created: bool) -> None:
+    """For a script's `finally`: closes this process's Django connections and drops the bench
+    database if it was created; a failure to drop is reported, not raised, so cleaning goes on."""
+    if django_ready:
+        from django.db import connections
+
+        connections.close_all()
+    if database_created:
+        try:
+            drop_database(name)
+        except Exception as error:  # noqa: BLE001 - report, keep cleaning
+            print(f"could not drop {name}: {error}", file=sys.stderr)
