@@ -21,6 +21,7 @@ class Hit:
     signature: str
     signature_valid: bool
     received_at: float
+    delivery: str = ""
 
     @property
     def envelope(self) -> dict:
@@ -71,7 +72,8 @@ def https_receiver(tmp_path):
             body = self.rfile.read(length)
             signature = self.headers.get("X-Service-Signature", "")
             receiver.hits.append(Hit(self.path, self.headers.get("Host", ""), body, signature,
-                                     verify(receiver.secret, signature, body), time.monotonic()))
+                                     verify(receiver.secret, signature, body), time.monotonic(),
+                                     self.headers.get("X-Service-Delivery", "")))
             if receiver.delay:
                 time.sleep(receiver.delay)
             self.send_response(receiver.status)

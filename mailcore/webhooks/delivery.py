@@ -92,8 +92,12 @@ class AttemptResult:
     unsafe: bool = False
 
 
-def post_signed(endpoint: WebhookEndpoint, body: str) -> AttemptResult:
-    """POST to the checked address of the endpoint's host; no redirects; a capped read."""
+def post_signed(endpoint: WebhookEndpoint, body: str, delivery_id: int | None = None) -> AttemptResult:
+    """POST to the checked address of the endpoint's host; no redirects; a capped read.
+
+    `X-Service-Delivery` names the delivery (the same on every retry of it), so a receiver can
+    drop a repeat of one it already processed: delivery is at least once.
+    """
     try:
         destination = resolve_destination(endpoint.url, endpoint.allowed_ips)
     except UnsafeDestination as exc:
@@ -108,6 +112,8 @@ def post_signed(endpoint: WebhookEndpoint, body: str) -> AttemptResult:
         "Host": host_header,
         "X-Service-Signature": signature_header(decrypt(endpoint.secret_encrypted), body),
     }
+    if delivery_id is not None:
+        headers["X-Service-Delivery"] = str(delivery_id)
     try:
         with httpx.Client(verify=_ssl_context(settings.WEBHOOK_CA_BUNDLE), timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
                           follow_redirects=False) as client:
@@ -149,7 +155,7 @@ def delivery_attempt(delivery_id: int, *, schedule_retries: bool = True) -> Webh
         delivery.claimed_until = None
         delivery.save(update_fields=["next_attempt_at", "claimed_until"])
         return delivery
-    result = post_signed(endpoint, envelope_body(delivery.event, endpoint))
+    result = post_signed(endpoint, envelope_body(delivery.event, endpoint), delivery.pk)
     delivery.attempts += 1
     delivery.response_status = result.status
     delivery.response_body = result.body
