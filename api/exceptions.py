@@ -35,9 +35,13 @@ def _first_messages(errors, prefix: str = "") -> list[str]:
     return [f"{field}: {errors}" if field else str(errors)]
 
 
+def validation_detail(errors) -> str:
+    """The one-line `detail` of a 422: the first message of each field, with its path."""
+    return "Validation failed: " + ("; ".join(_first_messages(errors)) or "Invalid input.")
+
+
 def validation_response(errors) -> Response:
-    summary = "; ".join(_first_messages(errors)) or "Invalid input."
-    return Response({"detail": f"Validation failed: {summary}", "errors": errors}, status=422)
+    return Response({"detail": validation_detail(errors), "errors": errors}, status=422)
 
 
 def exception_handler(exc, context):

@@ -121,7 +121,8 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
-def _storage(mb: int) -> str:
+def storage_label(mb: int) -> str:
+    """`20 GB` for whole gigabytes, else `512 MB`."""
     return f"{mb // 1024} GB" if mb >= 1024 and mb % 1024 == 0 else f"{mb} MB"
 
 
@@ -193,7 +194,7 @@ class PartnerMailboxForm(PortalForm):
         super().__init__(data, **kwargs)
         plans = Plan.objects.filter(code__in=PARTNER_PLANS).order_by("rank")
         self.fields["plan_id"].choices = [(plan.code, plan.name) for plan in plans]
-        self.plan_details = {plan.code: f"{_storage(plan.storage_mb)} storage · {plan.sends_per_day:,} sends a day"
+        self.plan_details = {plan.code: f"{storage_label(plan.storage_mb)} storage · {plan.sends_per_day:,} sends a day"
                              for plan in plans}
         groups: dict[str, list] = {}
         for domain in domains:

@@ -4,11 +4,8 @@ from django.shortcuts import render
 
 from mailcore.accounts.models import Plan
 from mailcore.accounts.selectors import account_overview
+from portal.forms import storage_label
 from portal.views_partner import partner_dashboard
-
-
-def _human_mb(mb: int) -> str:
-    return f"{mb // 1024} GB" if mb >= 1024 and mb % 1024 == 0 else f"{mb} MB"
 
 
 @login_required
@@ -18,9 +15,9 @@ def dashboard(request):
     quotas = [
         ("Sends a day", f"{plan.sends_per_day:,}"),
         ("Sends an hour", f"{plan.sends_per_hour:,}"),
-        ("Storage per mailbox", _human_mb(plan.storage_mb)),
+        ("Storage per mailbox", storage_label(plan.storage_mb)),
         ("AI requests a day", "Unlimited" if plan.ai_requests_per_day is None else f"{plan.ai_requests_per_day:,}"),
-        ("Attachments per message", _human_mb(plan.attachment_max_mb)),
+        ("Attachments per message", storage_label(plan.attachment_max_mb)),
     ]
     partner = getattr(account, "partner", None)
     context = {

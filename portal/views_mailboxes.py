@@ -43,35 +43,17 @@ from portal.forms import (
     MailboxIdentityForm,
     PartnerMailboxForm,
 )
+from portal.access import become_partner_page, partner_required
 from portal.htmx import regions
 
 LIST_TEMPLATE = "portal/mailboxes.html"
 NEW_TEMPLATE = "portal/mailboxes_new.html"
 DETAIL_TEMPLATE = "portal/mailboxes_detail.html"
 CONFIRM_TEMPLATE = "portal/mailboxes_confirm.html"
-BECOME_PARTNER_TEMPLATE = "portal/become_partner.html"  # the partner pages' own explanation
 PAGE_SIZE = 50
 
 
-def _not_partner(request) -> HttpResponse:
-    if request.htmx:  # htmx does not swap a 403: send the browser to the page that explains
-        return HttpResponseClientRedirect(reverse("portal:mailboxes"))
-    return render(request, BECOME_PARTNER_TEMPLATE, {"section": "Mailboxes"}, status=403)
-
-
-def partner_section(view):
-    """Signed in as a partner in trial or active (the hosting API's rule); others see the
-    become-a-partner page, or where their application stands."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        partner = getattr(request.user.account, "partner", None)
-        if partner is None or not partner.is_operational:
-            return _not_partner(request)
-        return view(request, partner, *args, **kwargs)
-
-    return wrapped
+partner_section = partner_required(section="Mailboxes", htmx_redirect="portal:mailboxes")
 
 
 def mailbox_page(view):
@@ -84,7 +66,7 @@ def mailbox_page(view):
         if partner is None:
             raise Http404("No such mailbox.")
         if not partner.is_operational:
-            return _not_partner(request)
+            return become_partner_page(request, partner, section="Mailboxes", htmx_redirect="portal:mailboxes")
         try:
             partner_mailbox = partner_mailbox_get(partner=partner, mailbox_id=mailbox_id)
         except PartnerMailbox.DoesNotExist:
@@ -156,12 +138,8 @@ def mailboxes(request, partner):
     filter_form = MailboxFilterForm(request.GET, clients=clients, domains=domains,
                                     statuses=PartnerMailbox.Status.choices)
     filters = filter_form.filters()
-    rows = partner_mailboxes(partner=partner, status=filters.get("status")).select_related("mailbox__domain__client")
-    # The selector filters by status only; client and domain narrow its partner-scoped rows.
-    if filters.get("client"):
-        rows = rows.filter(mailbox__domain__client_id=filters["client"])
-    if filters.get("domain"):
-        rows = rows.filter(mailbox__domain_id=filters["domain"])
+    rows = partner_mailboxes(partner=partner, status=filters.get("status"), client_id=filters.get("client"),
+                             domain_id=filters.get("domain")).select_related("mailbox__domain__client")
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

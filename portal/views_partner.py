@@ -6,13 +6,12 @@ only the region it swaps (plus the flash messages, out of band); without JavaScr
 redirects, or renders the page again with its errors.
 """
 from dataclasses import dataclass
-from functools import wraps
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -34,7 +33,7 @@ from mailcore.domains.services import (
     domain_public_records,
     domain_verify,
 )
-from mailcore.partners.lifecycle import NOTICE_AHEAD, RUNNING
+from mailcore.partners.lifecycle import NOTICE_AHEAD
 from mailcore.partners.mailboxes import PARTNER_PLANS
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.selectors import (
@@ -43,12 +42,13 @@ from mailcore.partners.selectors import (
     partner_domain_get,
     partner_domains,
     partner_mailboxes,
+    partner_mailboxes_ending_soon,
     partner_stats,
 )
 from mailcore.partners.services import ClientHasDomains, client_create, client_delete, client_update
+from portal.access import BECOME_PARTNER_TEMPLATE, become_partner_page, partner_required
 from portal.htmx import regions
 
-BECOME_TEMPLATE = "portal/become_partner.html"
 DOMAINS_TEMPLATE = "portal/domains.html"
 DOMAIN_TEMPLATE = "portal/domains_detail.html"
 DOMAIN_CONFIRM_TEMPLATE = "portal/domains_confirm.html"
@@ -125,25 +125,7 @@ def _field_errors(form: forms.Form, exc: ValidationError, field: str) -> None:
 # access
 
 
-def _become_page(request, partner: HostingPartner | None, status: int = 200) -> HttpResponse:
-    if request.htmx:  # htmx does not swap a 403: send the browser to the page that explains
-        return HttpResponseClientRedirect(reverse("portal:partner-apply"))
-    return render(request, BECOME_TEMPLATE, {"partner": partner}, status=status)
-
-
-def partner_section(view):
-    """Signed in, with an approved partner account in trial or active (the API's rule); anyone else
-    sees the page that explains how to become a partner, or where their application stands."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        partner = getattr(request.user.account, "partner", None)
-        if partner is None or not partner.is_operational:
-            return _become_page(request, partner, status=403)
-        return view(request, partner, *args, **kwargs)
-
-    return wrapped
+partner_section = partner_required()
 
 
 def _domain(partner: HostingPartner, domain_id: int) -> Domain:
@@ -178,7 +160,7 @@ def partner_apply(request):
         if request.htmx:
             return HttpResponseClientRedirect(reverse("portal:partner-apply"))
         return redirect("portal:partner-apply")
-    return render(request, BECOME_TEMPLATE, {"partner": partner})
+    return render(request, BECOME_PARTNER_TEMPLATE, {"partner": partner})
 
 
 # domains and their DNS records
@@ -562,8 +544,7 @@ def partner_dashboard(partner: HostingPartner) -> dict:
     """The partner's figures, charts and what needs attention, in a fixed number of queries."""
     stats = partner_stats(partner=partner)
     now = timezone.now()
-    expiring = list(partner_mailboxes(partner=partner).filter(status__in=RUNNING, expires_at__lte=now + NOTICE_AHEAD)
-                    .select_related("mailbox__domain__client").order_by("expires_at")[:10])
+    expiring = partner_mailboxes_ending_soon(partner=partner, within=NOTICE_AHEAD)
     for partner_mailbox in expiring:
         partner_mailbox.overdue = partner_mailbox.expires_at <= now  # the sweep lapses it within the minute
     by_status = stats["mailboxes_by_status"]

@@ -16,7 +16,7 @@ from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.serializers import as_serializer_error
 
-from api.exceptions import _first_messages
+from api.exceptions import validation_detail
 from api.views.inbox import MessageSummaryOutput
 from api.views.mailboxes import MailboxOutput
 from api.views.sending import SendInput, send_result
@@ -106,8 +106,7 @@ def _validated(serializer_class: type[serializers.Serializer], arguments: dict) 
 
 
 def _validation_failed(errors: dict) -> ToolError:
-    summary = "; ".join(_first_messages(errors)) or "Invalid input."
-    return ToolError(f"Validation failed: {summary}", status=422, errors=json.loads(json.dumps(errors)))
+    return ToolError(validation_detail(errors), status=422, errors=json.loads(json.dumps(errors)))
 
 
 # Shared rules ------------------------------------------------------------------------------------

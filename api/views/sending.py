@@ -66,7 +66,8 @@ def send_result(message) -> dict:
 
 
 def send(request, data: dict) -> dict:
-    """The one handler behind POST /mail/send and the agent tool send_email."""
+    """POST /mail/send's call of the send service, its domain errors as HTTP errors (the agent tool
+    send_email calls the same service and turns them into tool errors)."""
     try:
         message = mail_send(account=request_account(request), user=request_user(request), data=data)
     except SendQuotaExceeded as exc:

@@ -1,4 +1,7 @@
 """Reads for hosting partners, scoped to the partner; stats and summary in a fixed number of queries."""
+from datetime import timedelta
+
+from django.utils import timezone
 from django.db.models import Count, Q, QuerySet
 
 from mailcore.accounts.models import HostingPartner
@@ -27,9 +30,26 @@ def partner_client_get(*, partner: HostingPartner, client_id: int) -> PartnerCli
     return partner_clients(partner=partner).get(pk=client_id)
 
 
-def partner_mailboxes(*, partner: HostingPartner, status: str | None = None) -> QuerySet[PartnerMailbox]:
+def partner_mailboxes(*, partner: HostingPartner, status: str | None = None, client_id: int | None = None,
+                      domain_id: int | None = None) -> QuerySet[PartnerMailbox]:
     rows = PartnerMailbox.objects.filter(partner=partner).select_related("mailbox__domain")
-    return rows.filter(status=status) if status else rows
+    if status:
+        rows = rows.filter(status=status)
+    if client_id:
+        rows = rows.filter(mailbox__domain__client_id=client_id)
+    if domain_id:
+        rows = rows.filter(mailbox__domain_id=domain_id)
+    return rows
+
+
+def partner_mailboxes_ending_soon(*, partner: HostingPartner, within: timedelta, limit: int = 10
+                                  ) -> list[PartnerMailbox]:
+    """Running mailboxes whose term ends within `within` (or has just ended), soonest first."""
+    from mailcore.partners.lifecycle import RUNNING
+
+    return list(partner_mailboxes(partner=partner).filter(status__in=RUNNING,
+                                                          expires_at__lte=timezone.now() + within)
+                .select_related("mailbox__domain__client").order_by("expires_at")[:limit])
 
 
 def partner_mailbox_get(*, partner: HostingPartner, mailbox_id: int) -> PartnerMailbox:
