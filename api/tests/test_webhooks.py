@@ -316,3 +316,14 @@ def test_a_slow_endpoint_does_not_hold_up_the_others(plans, settings, tmp_path):
     assert fast.hits[0].received_at - started < 1.5
     assert finished - started >= 3
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"delivered"}
+
+
+def test_a_host_that_does_not_resolve_is_retried_not_failed(alice_api, alice, settings):
+    settings.WEBHOOK_CONCURRENCY = 1
+    alice_api.post("/webhooks", {"url": "https://no-such-host.invalid/hook", "events": ["email.received"]},
+                   format="json")
+    received(alice)
+    webhooks_deliver_due()
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status, delivery.attempts) == ("pending", 1)
+    assert "does not resolve" in delivery.last_error and delivery.next_attempt_at is not None

@@ -26,7 +26,7 @@ from django.utils import timezone
 from mailcore.events.models import Event
 from mailcore.fieldcrypt import decrypt
 from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
-from mailcore.webhooks.safety import UnsafeDestination, resolve_destination
+from mailcore.webhooks.safety import UnresolvableDestination, UnsafeDestination, resolve_destination
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,8 @@ def post_signed(endpoint: WebhookEndpoint, body: str, delivery_id: int | None = 
         destination = resolve_destination(endpoint.url, endpoint.allowed_ips)
     except UnsafeDestination as exc:
         return AttemptResult(False, None, "", str(exc), unsafe=True)
+    except UnresolvableDestination as exc:
+        return AttemptResult(False, None, "", str(exc))
     parts = urlsplit(endpoint.url)
     ip = f"[{destination.ip}]" if ":" in destination.ip else destination.ip
     pinned = f"https://{ip}:{destination.port}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")

@@ -15,7 +15,11 @@ from mailcore.netaddr import ip_in_list
 
 
 class UnsafeDestination(Exception):
-    pass
+    """The URL may never be delivered to (refused address): no retries."""
+
+
+class UnresolvableDestination(Exception):
+    """The host does not resolve now; DNS may recover, so the delivery is retried."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ def resolve_destination(url: str, allowed_ips: list[str] | None) -> Destination:
     try:
         infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
-        raise UnsafeDestination(f"{parts.hostname} does not resolve") from None
+        raise UnresolvableDestination(f"{parts.hostname} does not resolve") from None
     reasons = []
     for info in infos:
         address = info[4][0]
