@@ -70,4 +70,15 @@ class CsrfSessionAuthentication(SessionAuthentication):
     """The portal's login cookie, with Django's CSRF check on unsafe methods."""
 
 
-SESSION_ONLY = [BearerTokenAuthentication, CsrfSessionAuthentication]
+class ApiKeyNotAccepted(BaseAuthentication):
+    """Last on session-only endpoints: an API key there gets a 401 that says what to use instead."""
+
+    def authenticate(self, request):
+        if request.META.get("HTTP_X_API_KEY") is not None:
+            raise exceptions.AuthenticationFailed(
+                "This endpoint needs a session, not an API key: sign in with POST /auth/login and send "
+                "Authorization: Bearer <token> (or use the portal).")
+        return None
+
+
+SESSION_ONLY = [BearerTokenAuthentication, CsrfSessionAuthentication, ApiKeyNotAccepted]

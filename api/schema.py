@@ -26,3 +26,16 @@ class CookieScheme(OpenApiAuthenticationExtension):
     def get_security_definition(self, auto_schema):
         return {"type": "apiKey", "in": "cookie", "name": "sessionid",
                 "description": "The portal's login cookie; unsafe methods need the X-CSRFToken header."}
+
+
+class ApiKeyNotAcceptedScheme(OpenApiAuthenticationExtension):
+    """Not a way in: it only explains the 401 an API key gets on a session-only endpoint."""
+
+    target_class = "api.authentication.ApiKeyNotAccepted"
+    name: list[str] = []
+
+    def get_security_requirement(self, auto_schema):
+        return []
+
+    def get_security_definition(self, auto_schema):
+        return []

@@ -4,6 +4,7 @@ With no variables set the product runs on one machine: SQLite in DATA_DIR, an in
 worker, no external service. DATABASE_URL, REDIS_URL and friends switch to the real services.
 Every variable is documented in README.md.
 """
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -314,6 +315,14 @@ if PRODUCTION and not FIELD_ENCRYPTION_KEY:
 # Host names published in customers' DNS records and used by outgoing mail.
 MAIL_HOST = env_str("MAIL_HOST", "mail.mailwell.test")
 RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")
+# The name of the domain-ownership TXT record (`<prefix>=<token>`): resellers' customers see it in
+# their DNS, so it carries no brand unless a platform sets one. Tokens published under an earlier
+# prefix keep verifying (DOMAIN_VERIFY_LEGACY_PREFIXES).
+DOMAIN_VERIFY_PREFIX = env_str("DOMAIN_VERIFY_PREFIX", "domain-verification")
+DOMAIN_VERIFY_LEGACY_PREFIXES = env_list("DOMAIN_VERIFY_LEGACY_PREFIXES", ["mailwell-verify"])
+if not all(re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,62}", prefix)
+           for prefix in [DOMAIN_VERIFY_PREFIX, *DOMAIN_VERIFY_LEGACY_PREFIXES]):
+    raise ImproperlyConfigured("DOMAIN_VERIFY_PREFIX and its legacy prefixes are lower-case letters, digits, - and _")
 
 # The address people and mail clients reach this service at (tracking pixels and links).
 PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")

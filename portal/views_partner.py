@@ -566,7 +566,7 @@ def partner_dashboard(partner: HostingPartner) -> dict:
         "by_plan": _bars([(plan.title(), by_plan.get(plan, 0), "primary") for plan in PARTNER_PLANS]),
         "slots": _parts([("In use", stats["slots_assigned"], "primary"), ("Free", stats["slots_unused"], "ok")]),
         "domains": _parts([("Verified", stats["domains_verified"], "ok"),
-                           ("Awaiting DNS", stats["domains_pending"], "warn"), ("Free", domains_free, "muted")]),
+                           ("Awaiting DNS", stats["domains_pending"] + stats["domains_failed"], "warn"), ("Free", domains_free, "muted")]),
         "pending_domains": pending_domains,
         "expiring": expiring,
         "attention_count": len(pending_domains) + len(expiring),

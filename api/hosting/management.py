@@ -12,12 +12,15 @@ from rest_framework.renderers import StaticHTMLRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
+from api.pagination import page_query
 from api.hosting.access import HostingApi
 from api.hosting.views import MAILBOXES, Conflict
 from mailcore.mailboxes import aliases, forwarding
 from mailcore.mailboxes.services import mailbox_set_identity
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import mailbox_aliases, mailbox_forwarding_rules, partner_mailbox_get
+from mailcore.paging import page_window
 
 TAG = "hosting: mailbox management"
 HTML_INVALID_LINK = OpenApiResponse(OpenApiTypes.STR, description="Tampered or expired link, or the rule is gone; "
@@ -60,13 +63,13 @@ class ForwardingRuleOutput(serializers.Serializer):
         return rule.confirmed_at is not None
 
 
-class ForwardingRuleCreateInput(serializers.Serializer):
+class ForwardingRuleCreateInput(StrictInput):
     email = serializers.CharField(max_length=320, help_text="This mailbox's address")
     forward_to = serializers.CharField(max_length=320)
     keep_copy = serializers.BooleanField(default=True)
 
 
-class ForwardingRuleUpdateInput(serializers.Serializer):
+class ForwardingRuleUpdateInput(StrictInput):
     enabled = serializers.BooleanField()
 
 
@@ -132,12 +135,10 @@ class AliasPageOutput(serializers.Serializer):
     page_size = serializers.IntegerField()
 
 
-class AliasListQuery(serializers.Serializer):
-    page = serializers.IntegerField(min_value=1, default=1)
-    page_size = serializers.IntegerField(min_value=1, max_value=100, default=20)
+AliasListQuery = page_query(size_name="page_size", default_size=20, max_size=100, name="AliasListQuery")
 
 
-class AliasCreateInput(serializers.Serializer):
+class AliasCreateInput(StrictInput):
     mailbox = serializers.CharField(max_length=320, help_text="This mailbox's address")
     alias_address = serializers.CharField(max_length=320)
 
@@ -152,8 +153,7 @@ class HostingAliasListApi(_MailboxApi):
         query.is_valid(raise_exception=True)
         page, page_size = query.validated_data["page"], query.validated_data["page_size"]
         rows = mailbox_aliases(partner_mailbox=partner_mailbox).select_related("mailbox")
-        start = (page - 1) * page_size
-        return Response(AliasPageOutput({"aliases": rows[start:start + page_size], "total": rows.count(),
+        return Response(AliasPageOutput({"aliases": page_window(rows, page=page, size=page_size), "total": rows.count(),
                                          "page": page, "page_size": page_size}).data)
 
     @extend_schema(tags=[TAG], operation_id="hosting_mailbox_aliases_create", request=AliasCreateInput,
@@ -190,7 +190,7 @@ class IdentityOutput(serializers.Serializer):
     signature_html = serializers.CharField()
 
 
-class IdentityInput(serializers.Serializer):
+class IdentityInput(StrictInput):
     display_name = serializers.CharField(max_length=200, required=False, allow_blank=True,
                                          validators=[_no_control_characters])
     signature_html = serializers.CharField(max_length=SIGNATURE_MAX, required=False, allow_blank=True,

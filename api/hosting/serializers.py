@@ -86,7 +86,9 @@ class StatsOutput(serializers.Serializer):
     slots_expired = serializers.IntegerField()
     domains_total = serializers.IntegerField()
     domains_verified = serializers.IntegerField()
-    domains_pending = serializers.IntegerField()
+    domains_pending = serializers.IntegerField(help_text="Added, not checked yet or still being re-checked")
+    domains_failed = serializers.IntegerField(help_text="Their last DNS check failed (pending + failed + verified "
+                                              "= total)")
     domain_limit = serializers.IntegerField()
     extra_storage_mb = serializers.IntegerField()
     pending_domain_setup = PendingDomainOutput(many=True)

@@ -3,6 +3,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
+from api.inputs import StrictInput
 from api.hosting.access import HostingApi
 from api.hosting.serializers import (
     ClientOutput,
@@ -53,7 +54,7 @@ class PaymentRequired(exceptions.APIException):
 # domains
 
 
-class DomainCreateInput(serializers.Serializer):
+class DomainCreateInput(StrictInput):
     domain_name = serializers.CharField(max_length=253)
     client_id = serializers.IntegerField(required=False)
 
@@ -121,11 +122,11 @@ class HostingDomainVerifyApi(HostingApi):
 # clients
 
 
-class ClientCreateInput(serializers.Serializer):
+class ClientCreateInput(StrictInput):
     name = serializers.CharField(max_length=200)
 
 
-class ClientUpdateInput(serializers.Serializer):
+class ClientUpdateInput(StrictInput):
     name = serializers.CharField(max_length=200, required=False)
     lapse_action_override = serializers.ChoiceField(choices=LapseAction.choices, allow_null=True, required=False,
                                                     help_text="null clears the override")
@@ -175,7 +176,7 @@ class HostingClientDetailApi(HostingApi):
 # settings
 
 
-class SettingsInput(serializers.Serializer):
+class SettingsInput(StrictInput):
     default_client_lapse_action = serializers.ChoiceField(choices=LapseAction.choices)
 
 
@@ -197,7 +198,7 @@ class HostingSettingsApi(HostingApi):
 # mailboxes
 
 
-class MailboxCreateInput(serializers.Serializer):
+class MailboxCreateInput(StrictInput):
     domain_id = serializers.IntegerField()
     local_part = serializers.CharField(max_length=64)
     password = serializers.CharField(trim_whitespace=False, write_only=True)

@@ -16,6 +16,7 @@ from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.serializers import as_serializer_error
 
+from api.inputs import StrictInput
 from api.exceptions import validation_detail
 from api.views.inbox import MessageSummaryOutput
 from api.views.mailboxes import MailboxOutput
@@ -78,17 +79,17 @@ class SendEmailArguments(SendInput):
     template_id = variables = reply_to = track_opens = scheduled_at = unsend_window = attachments = None
 
 
-class NoArguments(serializers.Serializer):
+class NoArguments(StrictInput):
     pass
 
 
-class SearchEmailsArguments(serializers.Serializer):
+class SearchEmailsArguments(StrictInput):
     email = serializers.EmailField()
     q = serializers.CharField(max_length=500)
     folder = serializers.CharField(default="INBOX", max_length=255)
 
 
-class ListRecentMessagesArguments(serializers.Serializer):
+class ListRecentMessagesArguments(StrictInput):
     email = serializers.EmailField()
     folder = serializers.CharField(default="INBOX", max_length=255)
     per_page = serializers.IntegerField(default=RECENT_DEFAULT, min_value=1, max_value=RECENT_MAX)

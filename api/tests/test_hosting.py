@@ -53,11 +53,11 @@ def events(name):
 
 
 def publish(zone, name, *, mx="mail.mailwell.test", token=None, spf="v=spf1 mx include:relay.mailwell.test ~all",
-            dmarc="v=DMARC1; p=none", dkim=True):
+            dmarc="v=DMARC1; p=none", dkim=True, prefix="domain-verification"):
     domain = Domain.objects.get(name=name)
     if mx:
         zone.set(name, "MX", f"10 {mx}")
-    zone.set(name, "TXT", *[value for value in (f"mailwell-verify={token or domain.verification_token}", spf) if value])
+    zone.set(name, "TXT", *[value for value in (f"{prefix}={token or domain.verification_token}", spf) if value])
     if dmarc:
         zone.set(f"_dmarc.{name}", "TXT", dmarc)
     if dkim:
@@ -124,7 +124,7 @@ def test_adding_a_domain_returns_the_five_records_unchecked_and_a_new_client(hos
     assert [(r["type"], r["host"]) for r in records] == [
         ("MX", "@"), ("TXT", "@"), ("TXT", "@"), ("TXT", "_dmarc"), ("TXT", "dkim._domainkey")]
     assert records[0]["value"] == "10 mail.mailwell.test"
-    assert records[1]["value"] == f"mailwell-verify={Domain.objects.get().verification_token}"
+    assert records[1]["value"] == f"domain-verification={Domain.objects.get().verification_token}"
     assert records[2]["value"] == "v=spf1 mx include:relay.mailwell.test ~all"
     assert records[4]["value"].startswith("v=DKIM1; k=rsa; p=MII")
     assert all((r["ok"], r["found_value"], r["reason"]) == (None, None, None) for r in records)
@@ -494,7 +494,7 @@ def test_stats_are_correct(hosting, partner, dns_zone):
     assert {k: v for k, v in stats.items() if k != "pending_domain_setup"} == {
         "mailboxes_total": 2, "mailboxes_by_status": {"active": 1, "suspended": 1},
         "mailboxes_by_plan": {"pro": 1, "premium": 1}, "slots_unused": 1, "slots_assigned": 2, "slots_expired": 0,
-        "domains_total": 2, "domains_verified": 1, "domains_pending": 1, "domain_limit": 2, "extra_storage_mb": 0}
+        "domains_total": 2, "domains_verified": 1, "domains_pending": 1, "domains_failed": 0, "domain_limit": 2, "extra_storage_mb": 0}
     [pending] = stats["pending_domain_setup"]
     assert (pending["domain_name"], pending["status"], len(pending["dns_records"])) == ("pending.test", "pending", 5)
     summary = hosting.get("/v1/hosting/summary").json()

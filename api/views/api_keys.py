@@ -5,6 +5,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.authentication import SESSION_ONLY
 from api.permissions import request_account
 from mailcore.apikeys.scopes import ALL_SCOPES
@@ -32,7 +33,7 @@ class IpList(serializers.ListField):
     child = serializers.CharField(help_text="An IPv4 or IPv6 address, or a CIDR such as 10.0.0.0/8.")
 
 
-class ApiKeyCreateInput(serializers.Serializer):
+class ApiKeyCreateInput(StrictInput):
     name = serializers.CharField(max_length=100)
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=sorted(ALL_SCOPES)), required=False)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
@@ -40,7 +41,7 @@ class ApiKeyCreateInput(serializers.Serializer):
     blocked_ips = IpList(required=False, allow_null=True)
 
 
-class ApiKeyUpdateInput(serializers.Serializer):
+class ApiKeyUpdateInput(StrictInput):
     allowed_ips = IpList(required=False, allow_null=True, help_text="Replaces the list; [] clears it.")
     blocked_ips = IpList(required=False, allow_null=True, help_text="Replaces the list; [] clears it.")
     is_active = serializers.BooleanField(required=False, help_text="false revokes the key for good.")

@@ -6,13 +6,14 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.authentication import SESSION_ONLY, request_client_ip
 from mailcore.apikeys.models import SessionToken
 from mailcore.apikeys.services import CredentialRejected
 from mailcore.apikeys.sessions import LoginThrottled, session_login, session_token_revoke
 
 
-class LoginInput(serializers.Serializer):
+class LoginInput(StrictInput):
     email = serializers.EmailField()
     password = serializers.CharField(trim_whitespace=False)
 

@@ -5,6 +5,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
+from api.pagination import page_query
 from api.permissions import request_account
 from mailcore.mailboxes.connected import mailbox_session_touch
 from mailcore.mailboxes.inbox import message_update
@@ -23,9 +25,7 @@ class MailboxQuery(serializers.Serializer):
     folder = serializers.CharField(default="INBOX", max_length=255)
 
 
-class ListQuery(MailboxQuery):
-    page = serializers.IntegerField(default=1, min_value=1)
-    per_page = serializers.IntegerField(default=50, min_value=1, max_value=100)
+class ListQuery(MailboxQuery, page_query(default_size=50, max_size=100)):
     starred_only = serializers.BooleanField(default=False)
     unseen_only = serializers.BooleanField(default=False)
     label = serializers.IntegerField(required=False, help_text="Only messages carrying this label id.")
@@ -110,7 +110,7 @@ class MessageOutput(serializers.Serializer):
         return data
 
 
-class MessageUpdateInput(serializers.Serializer):
+class MessageUpdateInput(StrictInput):
     seen = serializers.BooleanField(required=False)
     starred = serializers.BooleanField(required=False)
     folder = serializers.CharField(required=False, max_length=255, help_text="Move the message to this folder.")

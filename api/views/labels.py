@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.permissions import request_account
 from mailcore.mailboxes.labels import label_create, label_delete
 from mailcore.mailboxes.selectors import label_get, label_list
@@ -16,7 +17,7 @@ class LabelOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class LabelInput(serializers.Serializer):
+class LabelInput(StrictInput):
     name = serializers.CharField(max_length=64)
     color = serializers.CharField(max_length=7, help_text="#rrggbb")
 

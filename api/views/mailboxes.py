@@ -5,6 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.permissions import request_account
 from mailcore.mailboxes.connected import mailbox_connect
 from mailcore.mailboxes.selectors import mailbox_get_by_address, mailbox_list
@@ -22,7 +23,7 @@ class MailboxOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class ConnectInput(serializers.Serializer):
+class ConnectInput(StrictInput):
     email = serializers.EmailField()
     imap_host = serializers.CharField(max_length=253)
     imap_port = serializers.IntegerField(min_value=1, max_value=65535, default=993)

@@ -4,8 +4,11 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
+from api.pagination import page_query
 from api.permissions import request_account
 from mailcore.apikeys.models import ApiKey
+from mailcore.paging import page_window
 from mailcore.sending.quota import SendQuotaExceeded
 from mailcore.sending.services import MailboxLocked, mail_send, scheduled_cancel, scheduled_list
 from mailcore.sending.templates import (
@@ -24,13 +27,13 @@ def request_user(request):
     return request.user
 
 
-class AttachmentInput(serializers.Serializer):
+class AttachmentInput(StrictInput):
     filename = serializers.CharField(max_length=255)
     content_base64 = serializers.CharField(trim_whitespace=False)
     content_type = serializers.CharField(max_length=255, default="application/octet-stream")
 
 
-class SendInput(serializers.Serializer):
+class SendInput(StrictInput):
     from_email = serializers.EmailField()
     to = serializers.ListField(child=serializers.CharField(max_length=320), min_length=1, max_length=50)
     cc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
@@ -56,7 +59,7 @@ class SendResult(serializers.Serializer):
 
 
 def send_result(message) -> dict:
-    held = message.status == message.Status.SCHEDULED
+    held = message.is_held
     return SendResult({
         "message_id": message.message_id,
         "status": "scheduled" if held else "sent",
@@ -98,24 +101,44 @@ class MailSendApi(APIView):
 class ScheduledOutput(serializers.Serializer):
     scheduled_id = serializers.IntegerField(source="pk")
     message_id = serializers.UUIDField()
+    status = serializers.ChoiceField(
+        choices=["scheduled", "queued", "sending", "failed"],
+        help_text="scheduled: waiting for its time; queued: due, or waiting for a retry after a temporary "
+        "failure; sending: a worker has it; failed: it will not be sent (see error; email.failed was emitted)")
     from_email = serializers.CharField(source="mailbox.address")
     to = serializers.ListField(child=serializers.CharField(), source="payload.to")
     subject = serializers.CharField(source="payload.subject")
-    scheduled_at = serializers.DateTimeField(source="due_at", help_text="When it will be sent")
+    scheduled_at = serializers.DateTimeField(source="due_at", help_text="When it will be sent (or was due)")
     is_undo_window = serializers.SerializerMethodField(help_text="true when held by unsend_window")
+    attempts = serializers.IntegerField()
+    error = serializers.SerializerMethodField(help_text="The last failure's reply, or null")
     created_at = serializers.DateTimeField()
 
     def get_is_undo_window(self, message) -> bool:
-        return message.scheduled_at is None
+        return message.unsend_window is not None
+
+    def get_error(self, message) -> str | None:
+        return message.last_error or None
+
+
+class ScheduledListQuery(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["scheduled", "queued", "sending", "failed"], required=False,
+                                     help_text="Only this state; without it, every state listed")
 
 
 class ScheduledListApi(APIView):
     required_scopes = "send"
 
-    @extend_schema(tags=["sending"], responses={200: ScheduledOutput(many=True)},
-                   summary="Emails waiting for their time (scheduled_at or the undo window)")
+    @extend_schema(tags=["sending"], parameters=[ScheduledListQuery], responses={200: ScheduledOutput(many=True)},
+                   summary="Mail not sent yet, and mail that failed in the last 7 days",
+                   description="Emails waiting for their time (scheduled_at or the undo window), due or being "
+                   "retried, plus every send that failed for good in the last 7 days with its error. Only "
+                   "`scheduled` items can be cancelled.")
     def get(self, request):
-        return Response(ScheduledOutput(scheduled_list(account=request_account(request)), many=True).data)
+        query = ScheduledListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        rows = scheduled_list(account=request_account(request), status=query.validated_data.get("status"))
+        return Response(ScheduledOutput(rows, many=True).data)
 
 
 class ScheduledDetailApi(APIView):
@@ -128,14 +151,14 @@ class ScheduledDetailApi(APIView):
         return Response(status=204)
 
 
-class TemplateInput(serializers.Serializer):
+class TemplateInput(StrictInput):
     name = serializers.CharField(max_length=200)
     subject = serializers.CharField(max_length=998, required=False, allow_blank=True, default="")
     body_html = serializers.CharField(trim_whitespace=False)
     is_shared = serializers.BooleanField(required=False, default=False)
 
 
-class TemplateUpdateInput(serializers.Serializer):
+class TemplateUpdateInput(StrictInput):
     name = serializers.CharField(max_length=200, required=False)
     subject = serializers.CharField(max_length=998, required=False, allow_blank=True)
     body_html = serializers.CharField(required=False, trim_whitespace=False)
@@ -159,9 +182,7 @@ class TemplatePageOutput(serializers.Serializer):
     per_page = serializers.IntegerField()
 
 
-class TemplatePageQuery(serializers.Serializer):
-    page = serializers.IntegerField(default=1, min_value=1)
-    per_page = serializers.IntegerField(default=20, min_value=1, max_value=100)
+TemplatePageQuery = page_query(default_size=20, max_size=100, name="TemplatePageQuery")
 
 
 class TemplateListCreateApi(APIView):
@@ -175,9 +196,8 @@ class TemplateListCreateApi(APIView):
         query.is_valid(raise_exception=True)
         page, per_page = query.validated_data["page"], query.validated_data["per_page"]
         templates = template_visible(account=request_account(request), user=request_user(request))
-        window = templates[(page - 1) * per_page : page * per_page]
         return Response(TemplatePageOutput(
-            {"templates": window, "total": templates.count(), "page": page, "per_page": per_page}).data)
+            {"templates": page_window(templates, page=page, size=per_page), "total": templates.count(), "page": page, "per_page": per_page}).data)
 
     @extend_schema(tags=["templates"], request=TemplateInput, responses={201: TemplateOutput}, summary="Create a template")
     def post(self, request):

@@ -8,6 +8,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.permissions import request_account
 from mailcore.events.catalog import EVENTS
 from mailcore.webhooks.selectors import delivery_get, delivery_list, endpoint_get, endpoint_list
@@ -36,13 +37,13 @@ class EndpointWithSecretOutput(EndpointOutput):
     secret = serializers.CharField(help_text="The signing secret. Shown only in this response.")
 
 
-class EndpointCreateInput(serializers.Serializer):
+class EndpointCreateInput(StrictInput):
     url = serializers.URLField(max_length=2048, help_text="An https URL")
     events = serializers.ListField(child=serializers.ChoiceField(choices=sorted(EVENTS)), min_length=1)
     allowed_ips = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
 
 
-class EndpointUpdateInput(serializers.Serializer):
+class EndpointUpdateInput(StrictInput):
     is_active = serializers.BooleanField(required=False, help_text="false pauses delivery")
     allowed_ips = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True,
                                         help_text="Replaces the list; [] or null clears it.")

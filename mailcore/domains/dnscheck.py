@@ -11,7 +11,11 @@ from mailcore.dnslookup import lookup
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.domains.models import Domain
 
-VERIFY_PREFIX = "mailwell-verify"
+
+
+def verify_prefixes() -> list[str]:
+    """The ownership record's current name first, then earlier ones that still verify."""
+    return [settings.DOMAIN_VERIFY_PREFIX, *settings.DOMAIN_VERIFY_LEGACY_PREFIXES]
 
 
 @dataclass
@@ -35,7 +39,7 @@ def expected_records(domain: Domain) -> list[DnsRecord]:
     dkim = dkim_key_for(domain.name)
     return [
         DnsRecord("mx", "MX", "@", f"10 {settings.MAIL_HOST}", "Routes incoming mail to our mail servers"),
-        DnsRecord("ownership", "TXT", "@", f"{VERIFY_PREFIX}={domain.verification_token}",
+        DnsRecord("ownership", "TXT", "@", f"{settings.DOMAIN_VERIFY_PREFIX}={domain.verification_token}",
                   "Proves you control this domain's DNS"),
         DnsRecord("spf", "TXT", "@", f"v=spf1 mx include:{settings.RELAY_HOST} ~all",
                   "Authorizes us to send mail for the domain"),
@@ -72,9 +76,10 @@ def _txt(domain: Domain, host: str) -> list[str]:
 
 
 def _check_ownership(record: DnsRecord, domain: Domain, txt_at_apex: list[str]) -> None:
-    tokens = [value for value in txt_at_apex if value.startswith(f"{VERIFY_PREFIX}=")]
+    prefixes = verify_prefixes()
+    tokens = [value for value in txt_at_apex if value.partition("=")[0] in prefixes]
     record.found_value = ", ".join(tokens) or None
-    if record.value in tokens:
+    if any(value.partition("=")[2] == domain.verification_token for value in tokens):
         record.ok = True
     elif tokens:
         record.ok, record.reason = False, "the verification token does not match"

@@ -2,8 +2,6 @@
 import secrets
 from datetime import timedelta
 
-import dns.exception
-import dns.name
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -11,6 +9,7 @@ from mailcore.accounts.models import Account, HostingPartner
 from mailcore.domains.dkim import dkim_key_for
 from mailcore.domains.dnscheck import check_records, expected_records
 from mailcore.domains.models import Domain
+from mailcore.domains.names import InvalidHostname, hostname_to_ascii
 from mailcore.events.services import emit
 from mailcore.mailboxes.models import Alias
 from mailcore.partners.models import PartnerClient
@@ -41,18 +40,10 @@ def _iso(moment) -> str:
 
 def domain_name_clean(name: str) -> str:
     """The ASCII (IDNA) form of a domain name, or InvalidDomainName saying why."""
-    text = (name or "").strip().rstrip(".").lower()
-    if not text or " " in text or "." not in text:
-        raise InvalidDomainName(f"{name!r} is not a domain name")
     try:
-        ascii_name = dns.name.from_unicode(text).to_text(omit_final_dot=True)
-    except (dns.exception.DNSException, UnicodeError, ValueError):
-        raise InvalidDomainName(f"{name!r} is not a valid domain name") from None
-    labels = ascii_name.split(".")
-    if any(not label or label.startswith("-") or label.endswith("-") or not all(
-            c.isalnum() or c == "-" for c in label) for label in labels) or labels[-1].isdigit():
-        raise InvalidDomainName(f"{name!r} is not a valid domain name")
-    return ascii_name
+        return hostname_to_ascii(name, noun="domain name")
+    except InvalidHostname as error:
+        raise InvalidDomainName(str(error)) from None
 
 
 def domain_create(*, account: Account, name: str, client: PartnerClient | None = None) -> Domain:

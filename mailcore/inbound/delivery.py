@@ -111,6 +111,7 @@ def deliver(raw: bytes, recipient: str, envelope_from: str) -> DeliveryResult:
 @dataclass(frozen=True)
 class _Stored:
     uid: int | None
+    size: int  # bytes of the copy in the mailbox, as the inbox listing reports it
     used_before: int | None  # bytes; None when the store could not tell
     used_after: int | None
 
@@ -136,8 +137,8 @@ def _store(mailbox: Mailbox, raw: bytes, envelope_from: str, added: list[tuple[s
                              raw=message)
         if not reply.startswith("2"):
             return _rejection(reply)
-        return _with_usage(mailbox, None, len(message))
-    message = with_headers(raw, [("Return-Path", f"<{envelope_from}>"), ("Delivered-To", mailbox.address), *added])
+        return _with_usage(mailbox, None, _imap_size(with_headers(message, _trace(mailbox, envelope_from))))
+    message = with_headers(raw, [*_trace(mailbox, envelope_from), *added])
     try:
         uid = store_for(mailbox).append("INBOX", message)
     except QuotaExceeded:
@@ -148,13 +149,23 @@ def _store(mailbox: Mailbox, raw: bytes, envelope_from: str, added: list[tuple[s
     return _with_usage(mailbox, uid, len(message))
 
 
-def _with_usage(mailbox: Mailbox, uid: int | None, added_bytes: int) -> _Stored:
+def _trace(mailbox: Mailbox, envelope_from: str) -> list[tuple[str, str]]:
+    """The trace headers the stored copy starts with (Dovecot's LMTP adds the same two itself)."""
+    return [("Return-Path", f"<{envelope_from}>"), ("Delivered-To", mailbox.address)]
+
+
+def _imap_size(stored: bytes) -> int:
+    """RFC822.SIZE as IMAP reports it: the message with CRLF line ends."""
+    return len(stored) + stored.count(b"\n") - stored.count(b"\r\n")
+
+
+def _with_usage(mailbox: Mailbox, uid: int | None, size: int) -> _Stored:
     try:
         after = store_for(mailbox).storage_used()
     except (StoreError, OSError) as error:  # the message is stored; only the quota warning is skipped
         log.warning("storage of %s unknown after delivery: %s", mailbox.address, error)
-        return _Stored(uid, None, None)
-    return _Stored(uid, max(after - added_bytes, 0), after)
+        return _Stored(uid, size, None, None)
+    return _Stored(uid, size, max(after - size, 0), after)
 
 
 def _feedback(mailbox: Mailbox, raw: bytes) -> Feedback | None:
@@ -184,7 +195,7 @@ def _announce(mailbox: Mailbox, summary: InboundSummary, message_id: str, stored
     with transaction.atomic():
         if stored:
             emit(account=mailbox.account, name="email.received",
-                 data=_received_data(mailbox, summary, message_id, now))
+                 data=_received_data(mailbox, summary, message_id, now, size=stored.size))
         for target in forwarded:
             emit(account=mailbox.account, name="email.forwarded", data={
                 "mailbox": mailbox.address, "forward_to": target, "message_id": message_id,
@@ -215,7 +226,8 @@ def _iso(moment) -> str:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now) -> dict:
+def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now, *, size: int) -> dict:
+    """size_bytes is the stored copy's size (with its trace headers), the inbox listing's `size`."""
     return {
         "message_id": message_id,
         "mailbox": mailbox.address,
@@ -229,7 +241,7 @@ def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, n
         "is_reply": is_reply(in_reply_to=summary.in_reply_to, references=summary.references),
         "preview": summary.preview,
         "has_attachments": summary.has_attachments,
-        "size_bytes": summary.size_bytes,
+        "size_bytes": size,
     }
 
 

@@ -28,7 +28,6 @@ class InboundSummary:
     references: str
     preview: str
     has_attachments: bool
-    size_bytes: int
 
 
 def _collapse(text: str) -> str:
@@ -68,7 +67,6 @@ def summarise(raw: bytes) -> InboundSummary:
         references=_collapse(message.references),
         preview=preview_text(text=message.text, html_body=message.html),
         has_attachments=message.has_attachments,
-        size_bytes=len(raw),
     )
 
 

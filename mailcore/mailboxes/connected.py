@@ -6,6 +6,7 @@ from django.core.validators import validate_email
 from django.utils import timezone
 
 from mailcore.accounts.models import Account
+from mailcore.domains.names import InvalidHostname, hostname_to_ascii
 from mailcore.fieldcrypt import decrypt, encrypt
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.base import StoreError
@@ -38,6 +39,10 @@ def mailbox_connect(
         raise ValidationError({"email": ["enter a valid email address"]}) from None
     if Mailbox.objects.filter(address=email).exists():
         raise ValidationError({"email": ["this address is already a mailbox here"]})
+    try:
+        imap_host = hostname_to_ascii(imap_host, allow_ip=True, require_dot=False)
+    except InvalidHostname as error:
+        raise ValidationError({"imap_host": [str(error)]}) from None
     mailbox = Mailbox(
         account=account,
         kind=Mailbox.Kind.CONNECTED,

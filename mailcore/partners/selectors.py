@@ -91,7 +91,8 @@ def partner_stats(*, partner: HostingPartner) -> dict:
         "slots_expired": slots.get(MailboxSlot.Status.EXPIRED, 0),
         "domains_total": sum(domains.values()),
         "domains_verified": domains.get(Domain.Status.VERIFIED, 0),
-        "domains_pending": domains.get(Domain.Status.PENDING, 0) + domains.get(Domain.Status.FAILED, 0),
+        "domains_pending": domains.get(Domain.Status.PENDING, 0),
+        "domains_failed": domains.get(Domain.Status.FAILED, 0),
         "domain_limit": partner.domain_limit,
         "extra_storage_mb": partner.extra_storage_mb,
         "pending_domain_setup": [

@@ -12,7 +12,25 @@ from django.utils import timezone
 from mailcore.mailboxes.models import Mailbox
 from mailcore.sending import tracking
 
+# RFC 2045: type "/" subtype, each a token (no spaces, controls or tspecials).
+_MIME_TYPE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+/[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HREF = re.compile(r"""(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?://[^"']+)\2""", re.IGNORECASE)
+
+
+def header_problem(value: str) -> str | None:
+    """Why a value cannot be a header (or part of one), or None: no line breaks, no control characters.
+
+    Checked when a send is accepted, so the worker never meets a message it cannot build."""
+    if any(char in value for char in "\r\n"):
+        return "must not contain line breaks (CR or LF)"
+    if any((ord(char) < 32 and char != "\t") or ord(char) == 127 for char in value):
+        return "must not contain control characters"
+    return None
+
+
+def mime_type_problem(value: str) -> str | None:
+    """Why a value is not a MIME type such as application/pdf, or None."""
+    return None if _MIME_TYPE.fullmatch(value) else f"{value!r} is not a MIME type such as application/pdf"
 
 
 def html_to_text(body_html: str) -> str:

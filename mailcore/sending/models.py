@@ -44,6 +44,7 @@ class OutboundMessage(models.Model):
     # What to send, as validated: recipients, subject, bodies, attachments (base64), reply_to.
     payload = models.JSONField()
     scheduled_at = models.DateTimeField(null=True, blank=True, help_text="The time the caller asked for.")
+    unsend_window = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Seconds held for undo.")
     due_at = models.DateTimeField(db_index=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     claimed_until = models.DateTimeField(null=True, blank=True)
@@ -51,6 +52,12 @@ class OutboundMessage(models.Model):
     rfc_message_id = models.CharField(max_length=255, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="When it was sent, failed or cancelled.")
+
+    @property
+    def is_held(self) -> bool:
+        """Accepted as `scheduled` (scheduled_at or unsend_window): its scheduled_id was given out."""
+        return self.scheduled_at is not None or self.unsend_window is not None
 
     class Meta:
         ordering = ["due_at", "id"]

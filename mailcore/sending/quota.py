@@ -1,5 +1,8 @@
 """Daily and hourly send quotas, reserved with one conditional UPDATE each so that concurrent
-requests can never both take the last unit (the database decides, not a read-then-write)."""
+requests can never both take the last unit (the database decides, not a read-then-write).
+
+A send counts on the day and in the hour it is due to go out, and is reserved when it is accepted:
+a scheduled send that fits today's quota of its day is never refused later."""
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
@@ -30,16 +33,21 @@ def _seconds_until(moment: datetime, now: datetime) -> int:
     return max(1, int((moment - now).total_seconds()))
 
 
-def quota_reserve(*, mailbox: Mailbox, count: int = 1) -> None:
-    """Take `count` sends from today's and this hour's allowance, or raise SendQuotaExceeded."""
+def quota_reserve(*, mailbox: Mailbox, at: datetime | None = None, count: int = 1) -> None:
+    """Take `count` sends from the allowance of the day and hour the mail goes out (`at`, default
+    now), or raise SendQuotaExceeded. A send scheduled for next month counts on that day, not today."""
     plan = mailbox.effective_plan
     now = timezone.now()
-    hour = now.replace(minute=0, second=0, microsecond=0)
+    at = max(at or now, now)
+    hour = at.replace(minute=0, second=0, microsecond=0)
+    later = at.date() != now.date()
     with transaction.atomic():
-        day_row = _row(MailboxDailyUsage, mailbox=mailbox, date=now.date())
+        day_row = _row(MailboxDailyUsage, mailbox=mailbox, date=at.date())
         if not day_row.filter(sends__lte=plan.sends_per_day - count).update(sends=F("sends") + count):
             midnight = (hour + timedelta(days=1)).replace(hour=0)
             raise SendQuotaExceeded(
+                f"{mailbox.address} already has {plan.sends_per_day} sends booked for {at.date().isoformat()}, "
+                f"its daily quota ({plan.name} plan)." if later else
                 f"{mailbox.address} has used its daily quota of {plan.sends_per_day} sends "
                 f"({plan.name} plan); it resets at 00:00 UTC.",
                 _seconds_until(midnight, now),
@@ -47,16 +55,18 @@ def quota_reserve(*, mailbox: Mailbox, count: int = 1) -> None:
         hour_row = _row(MailboxHourlySends, mailbox=mailbox, hour=hour)
         if not hour_row.filter(sends__lte=plan.sends_per_hour - count).update(sends=F("sends") + count):
             raise SendQuotaExceeded(
+                f"{mailbox.address} already has {plan.sends_per_hour} sends booked for the hour from "
+                f"{hour.isoformat().replace('+00:00', 'Z')}, its hourly limit ({plan.name} plan)." if hour > now else
                 f"{mailbox.address} has used its hourly limit of {plan.sends_per_hour} sends "
                 f"({plan.name} plan); try again after the hour.",
                 _seconds_until(hour + timedelta(hours=1), now),
             )
 
 
-def quota_release(*, mailbox: Mailbox, created_at: datetime, count: int = 1) -> None:
-    """Give back sends reserved by a message that was cancelled before it went out."""
-    hour = created_at.replace(minute=0, second=0, microsecond=0)
-    MailboxDailyUsage.objects.filter(mailbox=mailbox, date=created_at.date(), sends__gte=count).update(
+def quota_release(*, mailbox: Mailbox, at: datetime, count: int = 1) -> None:
+    """Give back sends reserved for the day and hour `at` by a message cancelled before it went out."""
+    hour = at.replace(minute=0, second=0, microsecond=0)
+    MailboxDailyUsage.objects.filter(mailbox=mailbox, date=at.date(), sends__gte=count).update(
         sends=F("sends") - count
     )
     MailboxHourlySends.objects.filter(mailbox=mailbox, hour=hour, sends__gte=count).update(sends=F("sends") - count)

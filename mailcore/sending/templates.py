@@ -3,6 +3,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from mailcore.accounts.models import Account, User
+from mailcore.sending.compose import header_problem
 from mailcore.sending.models import MailTemplate
 
 _EDITABLE = ("name", "subject", "body_html", "is_shared")
@@ -24,6 +25,8 @@ def _check(fields: dict) -> None:
         errors["name"] = ["name must not be blank"]
     if "body_html" in fields and not str(fields["body_html"]).strip():
         errors["body_html"] = ["body_html must not be blank"]
+    if fields.get("subject") and (problem := header_problem(fields["subject"])):
+        errors["subject"] = [f"subject {problem}"]
     if errors:
         raise ValidationError(errors)
 

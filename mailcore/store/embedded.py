@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
+from mailcore.paging import page_window
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.base import (
     DEFAULT_FOLDERS,
@@ -101,8 +102,7 @@ class EmbeddedStore:
         if keyword:
             rows = rows.filter(keywords__contains=f" {validate_keyword(keyword)} ")
         total = rows.count()
-        start = (page - 1) * per_page
-        window = rows.order_by("-uid").defer("raw", "search_text")[start : start + per_page]
+        window = page_window(rows.order_by("-uid").defer("raw", "search_text"), page=page, size=per_page)
         return MessagePage([self._summary(row) for row in window], total, page, per_page)
 
     def _row(self, folder: str, uid: int) -> MessageRow:

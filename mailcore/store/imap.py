@@ -17,6 +17,7 @@ from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
 from imapclient.response_types import Address, BodyData, Envelope
 
+from mailcore.paging import page_window
 from mailcore.store.base import (
     DEFAULT_FOLDERS,
     FLAGGED,
@@ -238,8 +239,7 @@ class ImapStore:
         with self._session() as client:
             self._select(client, folder, readonly=True)
             uids = sorted(client.search(criteria or ["ALL"]), reverse=True)
-            start = (max(page, 1) - 1) * per_page
-            window = uids[start : start + per_page]
+            window = page_window(uids, page=page, size=per_page)
             return MessagePage(self._summaries(client, window), len(uids), page, per_page)
 
     def fetch(self, folder: str, uid: int) -> StoredMessage:

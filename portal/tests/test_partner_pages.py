@@ -4,6 +4,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from mailcore.accounts.models import HostingPartner
@@ -49,7 +50,7 @@ def domain(partner):
 def publish(zone, domain, *, mx="mail.mailwell.test", spf="v=spf1 mx include:relay.mailwell.test ~all"):
     """The records as a partner's client would publish them at their DNS provider."""
     zone.set(domain.name, "MX", f"10 {mx}")
-    zone.set(domain.name, "TXT", f"mailwell-verify={domain.verification_token}", spf)
+    zone.set(domain.name, "TXT", f"{settings.DOMAIN_VERIFY_PREFIX}={domain.verification_token}", spf)
     zone.set(f"_dmarc.{domain.name}", "TXT", "v=DMARC1; p=none")
     zone.set(f"dkim._domainkey.{domain.name}", "TXT", dkim_public_record(dkim_key_for(domain.name)))
 
@@ -243,7 +244,7 @@ def test_the_wizard_shows_the_five_records_to_create_with_copy_buttons(alice_cli
     dkim = dkim_public_record(dkim_key_for("acme.test"))
     for key, host, value in [
         ("mx", "@", "10 mail.mailwell.test"),
-        ("ownership", "@", f"mailwell-verify={domain.verification_token}"),
+        ("ownership", "@", f"{settings.DOMAIN_VERIFY_PREFIX}={domain.verification_token}"),
         ("spf", "@", "v=spf1 mx include:relay.mailwell.test ~all"),
         ("dmarc", "_dmarc", "v=DMARC1; p=none; rua=mailto:dmarc@acme.test"),
         ("dkim", "dkim._domainkey", dkim),

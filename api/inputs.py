@@ -1,0 +1,82 @@
+"""Request bodies are typed strictly: JSON's own types are the contract.
+
+DRF's fields coerce (`"yes"` becomes True, `"10"` becomes 10, `123` becomes `"123"`), which hides
+integrators' bugs until a value arrives that cannot be coerced. Every body serializer derives from
+`StrictInput`, which refuses a value of the wrong JSON type with a 422 naming the field before the
+field's own rules run. Query strings stay with the plain fields: there every value is text.
+"""
+from collections.abc import Mapping
+
+from rest_framework import serializers
+
+_NUMBER_FIELDS = (serializers.FloatField, serializers.DecimalField)
+_TEXT_FIELDS = (serializers.CharField, serializers.DateTimeField, serializers.DateField, serializers.TimeField,
+                serializers.UUIDField, serializers.DurationField)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _expected(field: serializers.Field) -> tuple[str, object] | None:
+    """(the JSON type's name, a test for it), or None when the field takes any JSON value."""
+    if isinstance(field, serializers.BooleanField):
+        return "a boolean", lambda value: isinstance(value, bool)
+    if isinstance(field, serializers.IntegerField):
+        return "an integer", _is_int
+    if isinstance(field, _NUMBER_FIELDS):
+        return "a number", lambda value: _is_int(value) or isinstance(value, float)
+    if isinstance(field, serializers.MultipleChoiceField):
+        return "a list", lambda value: isinstance(value, list)
+    if isinstance(field, serializers.ChoiceField):
+        if all(isinstance(choice, str) for choice in field.choices):
+            return "a string", lambda value: isinstance(value, str)
+        return None
+    if isinstance(field, _TEXT_FIELDS):
+        return "a string", lambda value: isinstance(value, str)
+    if isinstance(field, (serializers.ListField, serializers.ListSerializer)):
+        return "a list", lambda value: isinstance(value, list)
+    if isinstance(field, (serializers.DictField, serializers.Serializer)):
+        return "an object", lambda value: isinstance(value, Mapping)
+    return None
+
+
+def type_problem(field: serializers.Field, value) -> list[str] | dict | None:
+    """What is wrong with the JSON type of `value` for `field` (None: nothing; null is the field's business)."""
+    if value is None:
+        return None
+    expected = _expected(field)
+    if expected and not expected[1](value):
+        return [f"must be {expected[0]}, not {_json_type(value)}"]
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        items = {index: problem for index, item in enumerate(value) if (problem := type_problem(field.child, item))}
+        return items or None
+    return None
+
+
+def _json_type(value) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+class StrictInput(serializers.Serializer):
+    """A request body: each present value must already have its field's JSON type."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            errors = {}
+            for name, field in self.fields.items():
+                if field.read_only or name not in data:
+                    continue
+                if problem := type_problem(field, data[name]):
+                    errors[name] = problem
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
