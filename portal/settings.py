@@ -260,7 +260,10 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Mail Service API",
     "DESCRIPTION": "Sending, inbox, templates, contacts, calendar, labels, usage, API keys, webhooks, "
-    "the agent tool server and the hosting partner API. Errors are always {\"detail\": ...}.",
+    "the agent tool server and the hosting partner API. Errors are always {\"detail\": ...}; validation "
+    "errors are 422 with \"errors\" per field. Request bodies are typed strictly: a value must have the JSON "
+    "type the schema gives it (\"yes\" or 1 is not a boolean, \"10\" is not an integer, 123 is not a string), "
+    "else 422. Paged lists take page from 1 to 1000000; a page past the end is empty.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",

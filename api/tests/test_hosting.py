@@ -189,6 +189,38 @@ def test_verify_with_correct_records_verifies_once(hosting, partner, dns_zone):
     assert generic["checks"] == {"mx": True, "spf": True, "dkim": True, "dmarc": True}
 
 
+def test_the_ownership_record_carries_no_brand_and_a_platform_can_name_it(hosting, partner, settings):
+    record = add_domain(hosting)["dns_records"][1]
+    assert record["value"].startswith("domain-verification=") and "mailwell" not in record["value"].lower()
+    settings.DOMAIN_VERIFY_PREFIX = "acmehost-verify"
+    record = add_domain(hosting, "other.test")["dns_records"][1]
+    assert record["value"] == f"acmehost-verify={Domain.objects.get(name='other.test').verification_token}"
+
+
+def test_a_domain_that_published_the_old_branded_token_still_verifies(hosting, partner, dns_zone):
+    domain = add_domain(hosting)
+    publish(dns_zone, "acme.test", prefix="mailwell-verify")
+    verified = hosting.post(f"/v1/hosting/domains/{domain['id']}/verify").json()
+    assert (verified["status"], verified["dns_records"]) == ("verified", None)
+
+
+def test_a_token_under_an_unknown_prefix_does_not_verify(hosting, partner, dns_zone):
+    domain = add_domain(hosting)
+    publish(dns_zone, "acme.test", prefix="other-verify")
+    failed = hosting.post(f"/v1/hosting/domains/{domain['id']}/verify").json()
+    assert failed["status"] == "failed"
+    assert failed["dns_records"][1]["reason"] == "no verification TXT record"
+
+
+def test_stats_count_failed_domains_apart_from_pending_ones(hosting, partner, dns_zone):
+    failing = add_domain(hosting, "failing.test")
+    add_domain(hosting, "waiting.test")
+    assert hosting.post(f"/v1/hosting/domains/{failing['id']}/verify").json()["status"] == "failed"
+    stats = hosting.get("/v1/hosting/stats").json()
+    assert (stats["domains_total"], stats["domains_pending"], stats["domains_failed"], stats["domains_verified"]) == (
+        2, 1, 1, 0)
+
+
 def test_verify_reports_each_broken_record_with_its_reason(hosting, partner, dns_zone):
     domain = add_domain(hosting)
     publish(dns_zone, "acme.test", mx="mx.elsewhere.test", token="wrong", spf="v=spf1 mx ~all", dmarc=None, dkim=False)

@@ -33,7 +33,7 @@ def _check(fields: dict) -> None:
 
 def template_create(*, account: Account, created_by: User | None, name: str, body_html: str, subject: str = "",
                     is_shared: bool = False) -> MailTemplate:
-    _check({"name": name, "body_html": body_html})
+    _check({"name": name, "body_html": body_html, "subject": subject})
     return MailTemplate.objects.create(account=account, created_by=created_by, name=name.strip(), subject=subject,
                                        body_html=body_html, is_shared=is_shared)
 

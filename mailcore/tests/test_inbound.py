@@ -207,6 +207,15 @@ def test_malformed_mail_is_still_delivered_and_announced(listener, ann):
 # email.received
 
 
+def test_email_received_size_is_the_size_the_inbox_lists(listener, ann, alice):
+    from api.tests.helpers import login_client
+
+    raw = message(body="line one\nline two, LF only\n").replace(b"\r\n", b"\n")
+    lmtp_send(listener, raw, ["ann@example.test"])
+    [summary] = login_client(alice).get("/inbox", {"email": "ann@example.test"}).json()["messages"]
+    assert events("email.received")[0]["size_bytes"] == summary["size"] == len(inbox(ann)[0])
+
+
 def test_email_received_carries_the_spec_fields(listener, ann):
     raw = message(headers="Content-Type: text/html; charset=utf-8\r\n",
                   body="<html><body><p>Hi&nbsp;Ann,</p><p>see <b>you</b></p><script>x()</script></body></html>\r\n")

@@ -66,6 +66,8 @@ def test_mail_in_dovecot_is_read_through_the_rest_api_like_an_imap_client_sees_i
     listing = api.get("/inbox", {"email": mailbox.address}).json()
     assert listing["total"] == 1
     [summary] = listing["messages"]
+    [received] = Event.objects.filter(name="email.received")
+    assert received.data["size_bytes"] == summary["size"]  # both count the stored copy, trace headers included
     assert (summary["subject"], summary["from"], summary["seen"]) == ("Read me over REST", "Bea <bea@sender.test>", False)
     message = api.get(f"/inbox/{summary['uid']}", {"email": mailbox.address}).json()
     assert message["body_text"].strip() == "The body."
