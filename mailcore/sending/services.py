@@ -58,11 +58,6 @@ def _addresses(field: str, values: list[str], errors: dict) -> list[str]:
     return cleaned
 
 
-def _header_value(field: str, value: str, errors: dict) -> None:
-    if problem := header_problem(value):
-        errors.setdefault(field, []).append(f"{field} {problem}")
-
-
 def _attachments(attachments: list[dict], cap_mb: int, errors: dict) -> list[dict]:
     total, cleaned = 0, []
     for index, attachment in enumerate(attachments):
@@ -129,7 +124,7 @@ def mail_send(*, account: Account, user: User | None, data: dict) -> OutboundMes
             body_html = render(template.body_html, variables, escape_html=True)
     if subject and (problem := header_problem(subject)):
         where = " (after the template's variables were filled in)" if data.get("template_id") is not None else ""
-        errors.setdefault("subject", []).append(f"subject {problem}{where}")
+        errors.setdefault("subject", []).append(f"{problem}{where}")
     if not (body_html.strip() or body_text.strip()) and "template_id" not in errors:
         errors.setdefault("body_html", []).append("give body_html, body_text or template_id")
 

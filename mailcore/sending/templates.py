@@ -26,7 +26,7 @@ def _check(fields: dict) -> None:
     if "body_html" in fields and not str(fields["body_html"]).strip():
         errors["body_html"] = ["body_html must not be blank"]
     if fields.get("subject") and (problem := header_problem(fields["subject"])):
-        errors["subject"] = [f"subject {problem}"]
+        errors["subject"] = [problem]
     if errors:
         raise ValidationError(errors)
 
