@@ -39,6 +39,7 @@ run: setup
 
 test: setup-test
 	scripts/install-system-deps.sh
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest
 
 clean:

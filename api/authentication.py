@@ -9,7 +9,7 @@ from mailcore.accounts.models import Account
 from mailcore.apikeys.models import ApiKey
 from mailcore.apikeys.services import AddressDenied, CredentialRejected, api_key_authenticate
 from mailcore.apikeys.sessions import session_token_authenticate
-from mailcore.netaddr import client_ip
+from mailcore.ipnets import client_ip
 
 
 def request_client_ip(request) -> str:

@@ -267,7 +267,7 @@ def smtp_benchmark(messages: int, warmup: int, sink_port: int, handler, profile:
     from mailcore.accounts.models import Plan, User
     from mailcore.domains.models import Domain
     from mailcore.mailboxes.services import mailbox_create
-    from mailcore.sending.models import OutboundMessage
+    from mailcore.outbound.models import OutboundMessage
     from mailcore.sending.services import mail_send, outbound_dispatch_due
 
     # The HTTP part's sandbox rows were never dispatched (no worker ran); count them, then remove

@@ -206,7 +206,7 @@ class Bench:
     def emit_round_robin(self, accounts: list, per_account: int) -> tuple[list[int], float]:
         """Events through the product's emit(), one account after the other; the new delivery rows' ids."""
         from mailcore.events.services import emit
-        from mailcore.webhooks.models import WebhookDelivery
+        from mailcore.events.models import WebhookDelivery
 
         last = WebhookDelivery.objects.order_by("-id").values_list("id", flat=True).first() or 0
         started = time.perf_counter()
@@ -233,7 +233,7 @@ class Bench:
 
     def product(self, ids: list[int]) -> dict:
         """Drain the pending deliveries `ids` with webhooks_deliver_due(); check every one arrived, signed."""
-        from mailcore.webhooks.models import WebhookDelivery
+        from mailcore.events.models import WebhookDelivery
 
         expected = len(ids)
         hits_before = {receiver.port: receiver.count() for receiver in (self.fast, self.slow)}
@@ -285,7 +285,7 @@ class Bench:
         """(url, secret, body) of the deliveries `ids`, in the order webhooks_deliver_due() takes them."""
         from mailcore.fieldcrypt import decrypt
         from mailcore.webhooks.delivery import envelope_body
-        from mailcore.webhooks.models import WebhookDelivery
+        from mailcore.events.models import WebhookDelivery
 
         rows = (WebhookDelivery.objects.filter(id__in=ids).select_related("endpoint", "event")
                 .order_by("next_attempt_at", "id"))

@@ -7,9 +7,10 @@ from mailcore.inbound.models import ThreadIndex
 from mailcore.mailboxes.models import Alias, ForwardingRule, Label, Mailbox
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
 from mailcore.store.models import StoredFolder, StoredMessage
-from mailcore.sending.models import MailTemplate, OutboundMessage
+from mailcore.sending.models import MailTemplate
+from mailcore.outbound.models import OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
-from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
+from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "Account",

@@ -5,7 +5,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from mailcore.events.catalog import EVENTS
-from mailcore.netaddr import normalise_ip_list
+from mailcore.ipnets import normalise_ip_list
 from mailcore.webhooks.safety import UnsafeDestination, check_url_shape
 
 EVENT_GROUPS = [

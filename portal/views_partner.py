@@ -22,16 +22,13 @@ from mailcore.accounts.models import HostingPartner, LapseAction
 from mailcore.accounts.services import hosting_partner_enable
 from mailcore.domains.dnscheck import expected_records
 from mailcore.domains.models import Domain
-from mailcore.domains.services import (
+from mailcore.domains.services import InvalidDomainName, domain_name_clean, domain_public_records, domain_verify
+from mailcore.partners.domains import (
     DomainHasMailboxes,
     DomainLimitReached,
     DomainTaken,
-    InvalidDomainName,
     domain_add_for_partner,
     domain_delete,
-    domain_name_clean,
-    domain_public_records,
-    domain_verify,
 )
 from mailcore.partners.lifecycle import NOTICE_AHEAD
 from mailcore.partners.mailboxes import PARTNER_PLANS

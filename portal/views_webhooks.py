@@ -20,7 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.webhooks.delivery import envelope_body
-from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
+from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.webhooks.selectors import delivery_get, delivery_list, endpoint_get, endpoint_list
 from mailcore.webhooks.services import (
     MAX_ENDPOINTS,

@@ -15,6 +15,7 @@ from api.hosting.serializers import (
 )
 from mailcore.accounts.models import LapseAction
 from mailcore.domains import services as domains
+from mailcore.partners import domains as domain_claims
 from mailcore.partners import mailboxes
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.selectors import (
@@ -79,13 +80,13 @@ class HostingDomainListApi(HostingApi):
             if client is None:
                 raise exceptions.NotFound("No client with this id.")
         try:
-            domain = domains.domain_add_for_partner(partner=self.partner, name=data.validated_data["domain_name"],
+            domain = domain_claims.domain_add_for_partner(partner=self.partner, name=data.validated_data["domain_name"],
                                                     client=client)
         except domains.InvalidDomainName as exc:
             raise exceptions.ParseError(str(exc)) from None
-        except domains.DomainTaken as exc:
+        except domain_claims.DomainTaken as exc:
             raise Conflict(str(exc)) from None
-        except domains.DomainLimitReached as exc:
+        except domain_claims.DomainLimitReached as exc:
             raise PaymentRequired(str(exc)) from None
         return Response(DomainOutput(domain).data, status=201)
 
@@ -101,8 +102,8 @@ class HostingDomainDetailApi(HostingApi):
                    summary="Delete a domain (409 while it has mailboxes)")
     def delete(self, request, domain_id: int):
         try:
-            domains.domain_delete(domain=partner_domain_get(partner=self.partner, domain_id=domain_id))
-        except domains.DomainHasMailboxes as exc:
+            domain_claims.domain_delete(domain=partner_domain_get(partner=self.partner, domain_id=domain_id))
+        except domain_claims.DomainHasMailboxes as exc:
             raise Conflict(str(exc)) from None
         return Response(status=204)
 

@@ -23,7 +23,7 @@ from api.views.mailboxes import MailboxOutput
 from api.views.sending import SendInput, send_result
 from mailcore.accounts.models import Account, User
 from mailcore.apikeys.models import ApiKey
-from mailcore.mailboxes.connected import mailbox_has_cached_session, mailbox_session_touch
+from mailcore.inbox.connected import mailbox_has_cached_session, mailbox_session_touch
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import label_list, mailbox_get_by_address, mailbox_list
 from mailcore.sending.quota import SendQuotaExceeded

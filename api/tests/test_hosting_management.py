@@ -511,7 +511,7 @@ def test_an_alias_receives_mail_into_its_mailbox_until_deleted(hosting, ann):
 
 def test_deleting_a_domain_removes_its_aliases_so_a_later_owner_gets_none(db, alice):
     from mailcore.accounts.services import hosting_partner_enable
-    from mailcore.domains.services import domain_delete
+    from mailcore.partners.domains import domain_delete
     from mailcore.mailboxes.models import Alias
     from mailcore.tests.factories import make_domain, make_mailbox
 

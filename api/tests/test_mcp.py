@@ -17,7 +17,7 @@ from api.mcp.tools import TOOLS
 from api.tests.helpers import new_key
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.mailboxes.models import Label, Mailbox
-from mailcore.sending.models import OutboundMessage
+from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.services import outbound_dispatch_due
 from mailcore.store.factory import store_for
 from mailcore.tests.factories import UserFactory, make_mailbox, make_message
@@ -707,7 +707,7 @@ def test_a_connected_mailbox_is_read_over_its_cached_session_until_the_session_e
     import uuid
 
     from mailcore.accounts.models import Account, Plan
-    from mailcore.mailboxes.connected import mailbox_connect
+    from mailcore.inbox.connected import mailbox_connect
     from mailcore.mailboxes.services import mailbox_create
     from mailcore.tests.factories import make_domain
 

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from api.tests.helpers import new_key
 from mailcore.mailboxes.models import Mailbox
-from mailcore.sending.models import OutboundMessage
+from mailcore.outbound.models import OutboundMessage
 from mailcore.store.factory import store_for
 from mailcore.tests.factories import UserFactory, make_mailbox, make_message
 from mailcore.usage.models import MailboxDailyUsage

@@ -6,14 +6,16 @@ from rest_framework.test import APIClient
 from api.tests.helpers import login_client, new_key
 from mailcore.accounts.models import HostingPartner
 from mailcore.accounts.services import hosting_partner_enable
-from mailcore.domains.services import domain_add_for_partner, domain_mark_verified
+from mailcore.domains.services import domain_mark_verified
+from mailcore.partners.domains import domain_add_for_partner
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.mailboxes import partner_mailbox_create
 from mailcore.partners.services import slots_grant
-from mailcore.sending.models import MailTemplate, OutboundMessage
+from mailcore.sending.models import MailTemplate
+from mailcore.outbound.models import OutboundMessage
 from mailcore.store.factory import store_for
 from mailcore.tests.factories import UserFactory, make_mailbox, make_message
-from mailcore.webhooks.models import WebhookEndpoint
+from mailcore.events.models import WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from api.tests.helpers import new_key
 from mailcore.dnslookup import dkim_dnsfunc
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.events.models import Event
-from mailcore.sending.models import OutboundMessage
+from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.services import outbound_dispatch_due
 from mailcore.store.factory import store_for
 from mailcore.tests.factories import make_mailbox

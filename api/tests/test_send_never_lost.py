@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from api.tests.helpers import login_client, new_key
 from mailcore.events.models import Event
-from mailcore.sending.models import OutboundMessage
+from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.services import CLAIM_TIMEOUT, MAX_ATTEMPTS, outbound_dispatch_due
 from mailcore.store.factory import store_for
 from mailcore.tests.factories import make_mailbox

@@ -12,7 +12,7 @@ from mailcore.events.services import emit
 from mailcore.tests.factories import UserFactory
 from mailcore.tests.https_receiver import https_receiver
 from mailcore.webhooks.delivery import webhooks_deliver_due
-from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
+from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ from rest_framework.views import APIView
 from api.inputs import StrictInput
 from api.pagination import page_query
 from api.permissions import request_account
-from mailcore.mailboxes.connected import mailbox_session_touch
-from mailcore.mailboxes.inbox import message_update
+from mailcore.inbox.connected import mailbox_session_touch
+from mailcore.inbox.services import message_update
 from mailcore.mailboxes.models import Label, Mailbox
 from mailcore.mailboxes.selectors import label_list, mailbox_get_by_address
 from mailcore.sanitize import sanitize_mail_html

@@ -6,7 +6,7 @@ from rest_framework.views import APIView
 
 from api.inputs import StrictInput
 from api.permissions import request_account
-from mailcore.mailboxes.labels import label_create, label_delete
+from mailcore.inbox.labels import label_create, label_delete
 from mailcore.mailboxes.selectors import label_get, label_list
 
 

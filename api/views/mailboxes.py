@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from api.inputs import StrictInput
 from api.permissions import request_account
-from mailcore.mailboxes.connected import mailbox_connect
+from mailcore.inbox.connected import mailbox_connect
 from mailcore.mailboxes.selectors import mailbox_get_by_address, mailbox_list
 from mailcore.usage.selectors import mailbox_usage
 

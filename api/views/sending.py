@@ -11,7 +11,7 @@ from mailcore.apikeys.models import ApiKey
 from mailcore.paging import page_window
 from mailcore.sending.quota import SendQuotaExceeded
 from mailcore.sending.services import MailboxLocked, mail_send, scheduled_cancel, scheduled_list
-from mailcore.sending.templates import (
+from mailcore.sending.mail_templates import (
     template_create,
     template_delete,
     template_get,

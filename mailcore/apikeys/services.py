@@ -10,7 +10,7 @@ from mailcore.apikeys import usage
 from mailcore.apikeys.models import ApiKey
 from mailcore.apikeys.scopes import ALL_SCOPES, DEFAULT_SCOPES, is_partner_scope
 from mailcore.credentials import credential_new, digest_matches, prefix_of
-from mailcore.netaddr import ip_in_list, normalise_ip_list
+from mailcore.ipnets import ip_in_list, normalise_ip_list
 
 API_KEY_KIND = "mk"
 

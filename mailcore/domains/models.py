@@ -1,7 +1,6 @@
 from django.db import models
 
 from mailcore.accounts.models import Account
-from mailcore.partners.models import PartnerClient
 
 
 class Domain(models.Model):
@@ -13,7 +12,7 @@ class Domain(models.Model):
         VERIFIED = "verified", "Verified"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="domains")
-    client = models.ForeignKey(PartnerClient, on_delete=models.PROTECT, related_name="domains", null=True, blank=True)
+    client = models.ForeignKey("mailcore.PartnerClient", on_delete=models.PROTECT, related_name="domains", null=True, blank=True)
     name = models.CharField(max_length=253, unique=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     verification_token = models.CharField(max_length=64)

@@ -2,17 +2,15 @@
 import secrets
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from mailcore.accounts.models import Account, HostingPartner
-from mailcore.domains.dkim import dkim_key_for
-from mailcore.domains.dnscheck import check_records, expected_records
+from mailcore.accounts.models import Account
+from mailcore.domains.dnscheck import check_records
 from mailcore.domains.models import Domain
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
 from mailcore.events.services import emit
-from mailcore.mailboxes.models import Alias
-from mailcore.partners.models import PartnerClient
+from mailcore.timefmt import iso
 
 RECHECK_DELAYS = [timedelta(minutes=5), timedelta(minutes=15), timedelta(hours=1), timedelta(hours=6)]
 FAILURES_BEFORE_REPORT = 3
@@ -21,21 +19,6 @@ FAILURES_BEFORE_REPORT = 3
 class InvalidDomainName(Exception):
     pass
 
-
-class DomainTaken(Exception):
-    pass
-
-
-class DomainLimitReached(Exception):
-    pass
-
-
-class DomainHasMailboxes(Exception):
-    pass
-
-
-def _iso(moment) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def domain_name_clean(name: str) -> str:
@@ -46,36 +29,12 @@ def domain_name_clean(name: str) -> str:
         raise InvalidDomainName(str(error)) from None
 
 
-def domain_create(*, account: Account, name: str, client: PartnerClient | None = None) -> Domain:
+def domain_create(*, account: Account, name: str, client=None) -> Domain:
+    """A pending domain; `client` is the partner client that owns it, if any."""
     return Domain.objects.create(
         account=account, client=client, name=name.lower(), verification_token=secrets.token_hex(16),
         next_check_at=timezone.now() + RECHECK_DELAYS[0],
     )
-
-
-def domain_add_for_partner(*, partner: HostingPartner, name: str, client: PartnerClient | None = None) -> Domain:
-    """Claim a name for a partner's client (a new client named after the domain when none is given)."""
-    ascii_name = domain_name_clean(name)
-    with transaction.atomic():
-        HostingPartner.objects.select_for_update().get(pk=partner.pk)  # one claim at a time per partner
-        if Domain.objects.filter(name=ascii_name).exists():
-            raise DomainTaken(f"{ascii_name} is already claimed")
-        if Domain.objects.filter(account=partner.account).count() >= partner.domain_limit:
-            raise DomainLimitReached(
-                f"your domain limit is {partner.domain_limit}; buy a domain slot add-on to add more")
-        if client is None:
-            client = PartnerClient.objects.create(partner=partner, name=ascii_name)
-        try:
-            with transaction.atomic():
-                domain = domain_create(account=partner.account, name=ascii_name, client=client)
-        except IntegrityError:
-            raise DomainTaken(f"{ascii_name} is already claimed") from None
-        dkim_key_for(ascii_name)  # generated on first use of the name, reused after
-        domain.dns_check = [record.public() for record in expected_records(domain)]  # nothing checked yet
-        domain.save(update_fields=["dns_check"])
-        emit(account=partner.account, name="partner_domain.added",
-             data={"domain_id": domain.pk, "domain": domain.name, "client_id": client.pk})
-    return domain
 
 
 def domain_public_records(domain: Domain) -> list[dict] | None:
@@ -117,10 +76,10 @@ def domain_verify(*, domain: Domain) -> Domain:
         checks = {key: bool(by_key[key].ok) for key in ("mx", "spf", "dkim", "dmarc")}
         if passed and first_time:
             emit(account=domain.account, name="domain.verified",
-                 data={"domain": domain.name, "verified_at": _iso(domain.verified_at), "checks": checks})
+                 data={"domain": domain.name, "verified_at": iso(domain.verified_at), "checks": checks})
             if partner is not None:
                 emit(account=domain.account, name="partner_domain.verified",
-                     data={"domain_id": domain.pk, "domain": domain.name, "verified_at": _iso(domain.verified_at),
+                     data={"domain_id": domain.pk, "domain": domain.name, "verified_at": iso(domain.verified_at),
                            "checks": checks})
         elif not passed:
             failing = [r.public() for r in records if r.key in ("mx", "ownership") and not r.ok]
@@ -149,14 +108,3 @@ def domains_recheck_due(*, limit: int = 50) -> int:
             domain_verify(domain=domain)
             count += 1
     return count
-
-
-def domain_delete(*, domain: Domain) -> None:
-    with transaction.atomic():
-        if domain.mailboxes.filter(is_active=True).exists() or domain.mailboxes.filter(
-                partner_mailbox__isnull=False).exists():
-            raise DomainHasMailboxes(f"{domain.name} still has mailboxes; delete them first")
-        domain.mailboxes.all().delete()  # accounts deactivated earlier, kept until their domain goes
-        # aliases on this name go too, so a later owner of the name never feeds our mailboxes
-        Alias.objects.filter(address__iendswith=f"@{domain.name}").delete()
-        domain.delete()

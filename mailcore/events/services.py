@@ -3,7 +3,8 @@ from django.db import transaction
 
 from mailcore.accounts.models import Account
 from mailcore.events.catalog import EVENTS
-from mailcore.events.models import Event
+from mailcore.events.models import Event, WebhookDelivery, WebhookEndpoint
+from mailcore.jobs import DELIVER_WEBHOOKS, enqueue
 
 
 def emit(*, account: Account, name: str, data: dict, sandbox: bool = False) -> Event:
@@ -18,9 +19,21 @@ def emit(*, account: Account, name: str, data: dict, sandbox: bool = False) -> E
     payload = dict(data)
     if sandbox:
         payload["sandbox"] = True
-    from mailcore.webhooks.delivery import deliveries_fan_out  # webhooks build on events, not the reverse
-
     with transaction.atomic():
         event = Event.objects.create(account=account, name=name, data=payload, sandbox=sandbox)
         deliveries_fan_out(event)
         return event
+
+
+def deliveries_fan_out(event: Event) -> list[WebhookDelivery]:
+    """One pending delivery per active endpoint of the account subscribed to the event."""
+    endpoints = WebhookEndpoint.objects.filter(account_id=event.account_id, is_active=True)
+    rows = [
+        WebhookDelivery(endpoint=endpoint, event=event, next_attempt_at=event.created_at)
+        for endpoint in endpoints
+        if event.name in endpoint.events
+    ]
+    if rows:
+        WebhookDelivery.objects.bulk_create(rows)
+        transaction.on_commit(lambda: enqueue(DELIVER_WEBHOOKS))
+    return rows

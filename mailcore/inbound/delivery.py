@@ -14,13 +14,14 @@ from django.utils import timezone
 from mailcore.events.services import emit
 from mailcore.inbound.lmtp import lmtp_deliver
 from mailcore.inbound.parsing import InboundSummary, fallback_message_id, summarise
-from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
-from mailcore.inbound.threading import is_reply, thread_id
+from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, resolve
+from mailcore.inbound.threads import is_reply, thread_id
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.relay import relay
-from mailcore.sending.feedback import Feedback, feedback_from, feedback_record
+from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record
 from mailcore.store.base import QuotaExceeded, StoreError
 from mailcore.store.factory import store_for
+from mailcore.timefmt import iso
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +78,18 @@ def delivered_to(raw: bytes) -> list[str]:
     return found
 
 
-def deliver(raw: bytes, recipient: str, envelope_from: str) -> DeliveryResult:
+def deliver_if_hosted(raw: bytes, recipient: str, envelope_from: str) -> str | None:
+    """The relay's local delivery (embedded mode): this recipient's reply, or None if not hosted here."""
     plan = resolve(recipient)
+    if plan is NOT_HOSTED:
+        return None
+    return deliver(raw, recipient, envelope_from, plan=plan).reply
+
+
+def deliver(raw: bytes, recipient: str, envelope_from: str, *, plan: DeliveryPlan | Rejection | None = None
+            ) -> DeliveryResult:
+    """Deliver to one recipient; `plan` is its resolution when the caller already has it (RCPT)."""
+    plan = plan or resolve(recipient)
     if isinstance(plan, Rejection):
         return DeliveryResult(recipient, plan.reply)
     mailbox = plan.mailbox
@@ -120,7 +131,7 @@ def _forward(plan: DeliveryPlan, message: bytes) -> tuple[str, ...] | Rejection:
     """Simple forwarding: the original bytes, envelope sender = the mailbox (bounces come back to it)."""
     if not plan.forward_to:
         return ()
-    outcomes = relay(plan.mailbox.address, list(plan.forward_to), message)
+    outcomes = relay(plan.mailbox.address, list(plan.forward_to), message, local=deliver_if_hosted)
     if any(outcome.status == "deferred" for outcome in outcomes):
         return FORWARD_DEFERRED
     for outcome in outcomes:
@@ -199,7 +210,7 @@ def _announce(mailbox: Mailbox, summary: InboundSummary, message_id: str, stored
         for target in forwarded:
             emit(account=mailbox.account, name="email.forwarded", data={
                 "mailbox": mailbox.address, "forward_to": target, "message_id": message_id,
-                "forwarded_at": _iso(now),
+                "forwarded_at": iso(now, timespec="seconds"),
             })
         if stored and stored.used_after is not None and _crossed_warning(
             stored.used_before, stored.used_after, limit=mailbox.quota_mb * MIB
@@ -222,9 +233,6 @@ def _crossed_warning(before: int, after: int, *, limit: int) -> bool:
     return limit > 0 and before * 100 <= limit * QUOTA_WARNING_PERCENT < after * 100
 
 
-def _iso(moment) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-
 
 def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now, *, size: int) -> dict:
     """size_bytes is the stored copy's size (with its trace headers), the inbox listing's `size`."""
@@ -233,7 +241,7 @@ def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, n
         "mailbox": mailbox.address,
         "from": summary.from_,
         "subject": summary.subject,
-        "received_at": _iso(now),
+        "received_at": iso(now, timespec="seconds"),
         "thread_id": thread_id(message_id=summary.message_id or None, in_reply_to=summary.in_reply_to,
                                references=summary.references, subject=summary.subject, account=mailbox.account),
         "in_reply_to": summary.in_reply_to,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import nh3
 
-from mailcore.inbound.threading import message_ids
+from mailcore.store.reading import message_ids
 from mailcore.store.reading import ReadMessage, read
 
 PREVIEW_CHARS = 200

@@ -2,11 +2,13 @@
 one reply per recipient after DATA); after EHLO or HELO it speaks SMTP (for tools and local
 testing: one recipient per transaction, so the one reply after DATA is exact).
 
-RCPT is answered from the recipient's delivery plan; DATA is answered only after delivery.
+RCPT is answered from the recipient's delivery plan, which DATA then uses (each recipient is
+resolved once); DATA is answered only after delivery.
 Delivery uses the Django ORM and blocking clients, so it runs in a worker thread.
 """
 import asyncio
 import logging
+from functools import partial
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
@@ -15,7 +17,7 @@ from django.db import connections
 
 from mailcore.inbound.delivery import STORE_UNAVAILABLE, deliver
 from mailcore.inbound.lmtp import parse_hostport
-from mailcore.inbound.recipients import Rejection, resolve
+from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,13 @@ async def _in_thread(function, *args):
             connections.close_all()
 
     return await asyncio.to_thread(run)
+
+
+def _plans(envelope: Envelope) -> dict[str, DeliveryPlan]:
+    """The delivery plans RCPT resolved for this transaction, by recipient address."""
+    if not hasattr(envelope, "delivery_plans"):
+        envelope.delivery_plans = {}
+    return envelope.delivery_plans
 
 
 def _one_line(reply: str) -> str:
@@ -74,14 +83,17 @@ class InboundHandler:
             return plan.reply
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
+        _plans(envelope)[address] = plan
         return "250 2.1.5 Recipient ok"
 
     async def handle_DATA(self, server: InboundProtocol, session: Session, envelope: Envelope) -> str:
         replies = []
         envelope_from = "" if envelope.mail_from in (None, "<>") else envelope.mail_from  # <> is a bounce
+        plans = _plans(envelope)
         for recipient in envelope.rcpt_tos:
             try:
-                result = await _in_thread(deliver, envelope.original_content, recipient, envelope_from)
+                result = await _in_thread(partial(deliver, plan=plans.get(recipient)), envelope.original_content,
+                                          recipient, envelope_from)
                 replies.append(_one_line(result.reply))
             except Exception:
                 log.exception("delivery to %s failed", recipient)

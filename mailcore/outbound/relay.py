@@ -2,8 +2,8 @@
 
 With SMTP_URL set, everything goes to that relay (STARTTLS, implicit TLS and AUTH as the URL
 says); hosted recipients come back to our listener through the MTA. Without it (embedded mode),
-recipients on hosted domains are delivered locally through `deliver` and the rest are written to
-the local outbox: one file per message, DATA_DIR/outbox/<UTC timestamp>-<uuid>.eml, holding
+recipients on hosted domains are delivered by the `local` delivery the caller hands in (inbound's,
+which sits above this module) and the rest are written to the local outbox: one file per message, DATA_DIR/outbox/<UTC timestamp>-<uuid>.eml, holding
 the message bytes unchanged after one `X-Outbox-Envelope-From` header and one
 `X-Outbox-Envelope-To` header per recipient, so any mail client opens it.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 from django.conf import settings
 
@@ -23,6 +23,10 @@ from mailcore.smtpurl import parse_smtp_url
 
 RELAY_TIMEOUT_SECONDS = 60
 ACCEPTED = {"relayed", "delivered", "outbox"}
+
+LocalDelivery = Callable[[bytes, str, str], str | None]
+"""(raw, recipient, envelope_from) -> the SMTP reply of a delivery here, or None when the recipient's
+domain is not hosted here."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +46,10 @@ def _check_address(address: str) -> str:
     return address
 
 
-def relay(envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
-    """One outcome per recipient, in order. Never raises for the network: a failure is `deferred`."""
+def relay(envelope_from: str, recipients: list[str], raw: bytes, *, local: LocalDelivery | None = None
+          ) -> list[Outcome]:
+    """One outcome per recipient, in order. Never raises for the network: a failure is `deferred`.
+    Without `local`, embedded mode keeps every recipient in the outbox."""
     _check_address(envelope_from)  # "" is the null sender of bounces
     for recipient in recipients:
         _check_address(recipient)
@@ -51,7 +57,7 @@ def relay(envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome
         return []
     if settings.SMTP_URL:
         return _via_smtp(envelope_from, recipients, raw)
-    return _locally(envelope_from, recipients, raw)
+    return _locally(envelope_from, recipients, raw, local)
 
 
 def _reply(code: int, text: bytes | str) -> str:
@@ -123,17 +129,15 @@ def _quit(client: smtplib.SMTP | None) -> None:
         client.close()
 
 
-def _locally(envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
-    # Imported here: delivery forwards through this module.
-    from mailcore.inbound.delivery import deliver
-    from mailcore.inbound.recipients import NOT_HOSTED, resolve
-
+def _locally(envelope_from: str, recipients: list[str], raw: bytes, local: LocalDelivery | None) -> list[Outcome]:
     outcomes: dict[str, Outcome] = {}
-    remote = [recipient for recipient in recipients if resolve(recipient) == NOT_HOSTED]
+    remote = []
     for recipient in recipients:
-        if recipient not in remote:
-            result = deliver(raw, recipient, envelope_from)
-            outcomes[recipient] = _outcome(recipient, result.code, result.reply[4:], accepted_as="delivered")
+        reply = local(raw, recipient, envelope_from) if local else None
+        if reply is None:
+            remote.append(recipient)
+        else:
+            outcomes[recipient] = _outcome(recipient, int(reply[:3]), reply[4:], accepted_as="delivered")
     if remote:
         path = outbox_write(envelope_from, remote, raw)
         for recipient in remote:

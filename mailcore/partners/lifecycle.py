@@ -12,13 +12,11 @@ from mailcore.accounts.models import HostingPartner, LapseAction, Plan
 from mailcore.events.services import emit
 from mailcore.partners.mailboxes import _event_data
 from mailcore.partners.models import MailboxSlot, PartnerMailbox
+from mailcore.timefmt import iso
 
 NOTICE_AHEAD = timedelta(days=7)
 RUNNING = [PartnerMailbox.Status.TRIAL, PartnerMailbox.Status.ACTIVE]
 
-
-def _iso(moment) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def effective_lapse_action(partner_mailbox: PartnerMailbox) -> str:
@@ -69,7 +67,7 @@ def partner_terms_sweep() -> dict[str, int]:
             if HostingPartner.objects.filter(pk=partner.pk, trial_notice_sent_at__isnull=True).update(
                     trial_notice_sent_at=now):
                 emit(account=partner.account, name="partner_trial.expiring_soon",
-                     data={"trial_ends_at": _iso(partner.trial_ends_at)})
+                     data={"trial_ends_at": iso(partner.trial_ends_at)})
                 done["trial_expiring_soon"] += 1
     lapsing = PartnerMailbox.objects.filter(status__in=RUNNING, expires_at__lte=now)
     for partner_mailbox in lapsing.select_related("mailbox__domain__client", "partner"):

@@ -16,6 +16,7 @@ from mailcore.partners.models import MailboxSlot, PartnerMailbox
 from mailcore.partners.services import slot_take
 from mailcore.store.base import StoreError
 from mailcore.store.factory import store_for
+from mailcore.timefmt import iso
 
 PARTNER_PLANS = ("pro", "premium")
 MIN_PASSWORD = 8
@@ -39,15 +40,12 @@ class NotPayAsYouGo(Exception):
     pass
 
 
-def _iso(moment) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
 
 def _event_data(partner_mailbox: PartnerMailbox) -> dict:
     mailbox = partner_mailbox.mailbox
     return {"mailbox_id": partner_mailbox.pk, "email_address": mailbox.address, "domain": mailbox.domain.name,
             "client_id": mailbox.domain.client_id, "plan_type": partner_mailbox.plan_type,
-            "status": partner_mailbox.status, "expires_at": _iso(partner_mailbox.expires_at)}
+            "status": partner_mailbox.status, "expires_at": iso(partner_mailbox.expires_at)}
 
 
 def _clean(local_part: str, password: str, plan_id: str, display_name: str) -> str:

@@ -16,14 +16,17 @@ from mailcore.domains.dkim import dkim_sign
 from mailcore.domains.names import InvalidHostname, address_to_ascii
 from mailcore.events.services import emit
 from mailcore.mailboxes.models import Mailbox
+from mailcore.inbound.delivery import deliver_if_hosted
 from mailcore.outbound.relay import relay
 from mailcore.sending.compose import build_message, header_problem, mime_type_problem
-from mailcore.sending.models import OutboundMessage
+from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.quota import quota_release, quota_reserve
 from mailcore.sending.rendering import render
-from mailcore.sending.templates import template_get
+from mailcore.sending.mail_templates import template_get
 from mailcore.store.base import StoreError
 from mailcore.store.factory import store_for
+from mailcore.jobs import DISPATCH_DUE_MAIL, enqueue
+from mailcore.timefmt import iso
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +41,6 @@ FAILED_LISTED_FOR = timedelta(days=7)
 class MailboxLocked(Exception):
     """The sending mailbox is suspended or disabled."""
 
-
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
 def _addresses(field: str, values: list[str], errors: dict) -> list[str]:
@@ -151,7 +151,7 @@ def mail_send(*, account: Account, user: User | None, data: dict) -> OutboundMes
         if not sandbox and mailbox.is_managed:
             quota_reserve(mailbox=mailbox, at=due_at)
         if not held:
-            transaction.on_commit(_dispatch_soon)
+            transaction.on_commit(lambda: enqueue(DISPATCH_DUE_MAIL))
         return OutboundMessage.objects.create(
             account=account,
             mailbox=mailbox,
@@ -163,16 +163,6 @@ def mail_send(*, account: Account, user: User | None, data: dict) -> OutboundMes
             unsend_window=window or None,
             due_at=due_at,
         )
-
-
-def _dispatch_soon() -> None:
-    """With Celery, a worker picks the message up at once; otherwise the next sweep does (seconds)."""
-    from django.conf import settings
-
-    if settings.REDIS_URL:
-        from mailcore.tasks import dispatch_due_mail
-
-        dispatch_due_mail.delay()
 
 
 def scheduled_list(*, account: Account, status: str | None = None):
@@ -251,10 +241,10 @@ def _finish(message: OutboundMessage, *, refused: list[dict], accepted: int, now
     message.claimed_until = None
     if message.status == OutboundMessage.Status.SENT:
         emit(account=message.account, name="email.sent",
-             data={**_event_data(message), "sent_at": _iso(now)}, sandbox=message.sandbox)
+             data={**_event_data(message), "sent_at": iso(now)}, sandbox=message.sandbox)
     if refused:
         emit(account=message.account, name="email.failed",
-             data={**_event_data(message), "failed_at": _iso(now), "recipients": refused},
+             data={**_event_data(message), "failed_at": iso(now), "recipients": refused},
              sandbox=message.sandbox)
     message.save()
 
@@ -312,7 +302,7 @@ def outbound_dispatch(*, message_id: int) -> None:
     if message.sandbox:
         accepted, pending = len(pending), []  # the whole pipeline ran; only the SMTP hand-over is skipped
     else:
-        outcomes = relay(mailbox.address, pending, raw)
+        outcomes = relay(mailbox.address, pending, raw, local=deliver_if_hosted)
         refused += [{"recipient": o.recipient, "reply": o.reply} for o in outcomes if o.status == "refused"]
         accepted += sum(1 for o in outcomes if o.accepted)
         pending = [o.recipient for o in outcomes if o.status == "deferred"]

@@ -37,7 +37,7 @@ def _load(token: str, salt: str):
 
 
 def _message(message_id: str):
-    from mailcore.sending.models import OutboundMessage
+    from mailcore.outbound.models import OutboundMessage
 
     message = OutboundMessage.objects.select_related("account").filter(message_id=message_id).first()
     if message is None:

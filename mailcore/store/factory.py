@@ -2,14 +2,13 @@
 provider a connected mailbox lives at."""
 from django.conf import settings
 
+from mailcore.fieldcrypt import decrypt
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.base import MailStore
 
 
 def store_for(mailbox: Mailbox) -> MailStore:
     if not mailbox.is_managed:
-        from mailcore.mailboxes.connected import connected_store
-
         return connected_store(mailbox)
     if settings.MAIL_STORE == "imap":
         from mailcore.store.imap import ImapStore, managed_mailbox_login
@@ -25,3 +24,17 @@ def store_for(mailbox: Mailbox) -> MailStore:
     from mailcore.store.embedded import EmbeddedStore
 
     return EmbeddedStore(mailbox)
+
+
+def connected_store(mailbox: Mailbox) -> MailStore:
+    """The provider a connected mailbox lives at, with the owner's own login."""
+    from mailcore.store.imap import ImapStore
+
+    return ImapStore(
+        host=mailbox.imap_host,
+        port=mailbox.imap_port,
+        username=mailbox.imap_username,
+        password=decrypt(mailbox.imap_password_encrypted),
+        tls=mailbox.imap_tls,
+        timeout=20,
+    )

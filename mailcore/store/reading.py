@@ -1,4 +1,5 @@
 """Reading raw RFC 5322 messages: summary fields, bodies, attachments. Never raises on bad mail."""
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email import policy
@@ -7,6 +8,13 @@ from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
 
 _parser = BytesParser(policy=policy.default)
+
+_MSG_ID = re.compile(r"<[^<>\s]+>")
+
+
+def message_ids(header_value: str | None) -> list[str]:
+    """The <msg-id> tokens of a Message-ID, References or In-Reply-To header, in order."""
+    return _MSG_ID.findall(header_value or "")
 
 
 @dataclass(frozen=True)

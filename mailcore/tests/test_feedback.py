@@ -17,8 +17,8 @@ from django.utils import timezone
 from mailcore.events.models import Event
 from mailcore.mailboxes.models import ForwardingRule
 from mailcore.sending.compose import build_message
-from mailcore.sending.feedback import FailedRecipient, Feedback, feedback_from
-from mailcore.sending.models import OutboundMessage
+from mailcore.outbound.feedback import FailedRecipient, Feedback, feedback_from
+from mailcore.outbound.models import OutboundMessage
 from mailcore.store.factory import store_for
 from mailcore.tests.factories import make_mailbox
 from mailcore.tests.smtp_sink import inbound_listener

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 import time_machine
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from mailcore.accounts.models import Plan
 from mailcore.domains.services import domain_create, domain_mark_verified
@@ -208,11 +209,11 @@ def test_malformed_mail_is_still_delivered_and_announced(listener, ann):
 
 
 def test_email_received_size_is_the_size_the_inbox_lists(listener, ann, alice):
-    from api.tests.helpers import login_client
-
     raw = message(body="line one\nline two, LF only\n").replace(b"\r\n", b"\n")
     lmtp_send(listener, raw, ["ann@example.test"])
-    [summary] = login_client(alice).get("/inbox", {"email": "ann@example.test"}).json()["messages"]
+    client = APIClient()
+    client.force_login(alice)
+    [summary] = client.get("/inbox", {"email": "ann@example.test"}).json()["messages"]
     assert events("email.received")[0]["size_bytes"] == summary["size"] == len(inbox(ann)[0])
 
 

@@ -3,7 +3,7 @@ import hashlib
 
 import pytest
 
-from mailcore.inbound.threading import is_reply, normalise_subject, thread_id
+from mailcore.inbound.threads import is_reply, normalise_subject, thread_id
 
 
 def sha16(text: str) -> str:

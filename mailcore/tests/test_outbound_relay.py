@@ -3,6 +3,7 @@ import pytest
 from aiosmtpd.smtp import AuthResult
 
 from mailcore.domains.services import domain_create, domain_mark_verified
+from mailcore.inbound.delivery import deliver_if_hosted
 from mailcore.mailboxes.services import mailbox_create
 from mailcore.outbound.relay import Outcome, relay
 from mailcore.store.factory import store_for
@@ -73,7 +74,8 @@ def test_an_unreachable_relay_defers_every_recipient(settings):
 def test_without_a_relay_hosted_recipients_are_delivered_and_the_rest_kept_in_the_outbox(alice, tmp_path):
     domain = domain_mark_verified(domain=domain_create(account=alice.account, name="example.test"))
     bob = mailbox_create(domain=domain, local_part="bob", password="mailbox-pass-1")
-    outcomes = relay("ann@example.test", ["far@elsewhere.test", "bob@example.test", "nobody@example.test"], RAW)
+    outcomes = relay("ann@example.test", ["far@elsewhere.test", "bob@example.test", "nobody@example.test"], RAW,
+                     local=deliver_if_hosted)
     [path] = (tmp_path / "outbox").iterdir()
     assert outcomes == [
         Outcome("far@elsewhere.test", "outbox", f"250 2.0.0 Kept in the local outbox as {path.name}"),

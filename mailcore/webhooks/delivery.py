@@ -1,4 +1,4 @@
-"""Delivering events to webhook endpoints: fan-out, signing, the HTTP attempt, the retry schedule.
+"""Delivering events to webhook endpoints (the rows events.emit wrote): signing, the HTTP attempt, the retry schedule.
 
 Deliveries are rows. A worker claims a due row with a conditional UPDATE (so a delivery in
 flight elsewhere is never sent twice), sends it from a thread pool (so a slow endpoint does not
@@ -23,10 +23,10 @@ from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from mailcore.events.models import Event
+from mailcore.events.models import Event, WebhookDelivery, WebhookEndpoint
 from mailcore.fieldcrypt import decrypt
-from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
 from mailcore.webhooks.safety import UnresolvableDestination, UnsafeDestination, resolve_destination
+from mailcore.timefmt import iso
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +37,10 @@ CLAIM_SECONDS = 60
 USER_AGENT = "Mailwell-Webhooks/1"
 
 
-def _iso(moment) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
 
 def envelope_body(event: Event, endpoint: WebhookEndpoint) -> str:
     """The compact JSON that is posted and signed."""
-    envelope = {"event": event.name, "timestamp": _iso(event.created_at), "webhook_id": str(endpoint.pk),
+    envelope = {"event": event.name, "timestamp": iso(event.created_at), "webhook_id": str(endpoint.pk),
                 "data": event.data}
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
 
@@ -52,27 +49,6 @@ def signature_header(secret: str, body: str, timestamp: int | None = None) -> st
     timestamp = int(time.time()) if timestamp is None else timestamp
     mac = hmac.new(secret.encode(), f"{timestamp}.{body}".encode(), hashlib.sha256).hexdigest()
     return f"t={timestamp},v1={mac}"
-
-
-def deliveries_fan_out(event: Event) -> list[WebhookDelivery]:
-    """One pending delivery per active endpoint of the account subscribed to the event."""
-    endpoints = WebhookEndpoint.objects.filter(account_id=event.account_id, is_active=True)
-    rows = [
-        WebhookDelivery(endpoint=endpoint, event=event, next_attempt_at=event.created_at)
-        for endpoint in endpoints
-        if event.name in endpoint.events
-    ]
-    if rows:
-        WebhookDelivery.objects.bulk_create(rows)
-        transaction.on_commit(_deliver_soon)
-    return rows
-
-
-def _deliver_soon() -> None:
-    if settings.REDIS_URL:
-        from mailcore.tasks import deliver_webhooks
-
-        deliver_webhooks.delay()
 
 
 @lru_cache(maxsize=4)

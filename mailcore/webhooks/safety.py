@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from mailcore.netaddr import ip_in_list
+from mailcore.ipnets import ip_in_list
 
 
 class UnsafeDestination(Exception):

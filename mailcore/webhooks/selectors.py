@@ -1,7 +1,7 @@
 from django.db.models import QuerySet
 
 from mailcore.accounts.models import Account
-from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
+from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 
 
 def endpoint_list(*, account: Account) -> QuerySet[WebhookEndpoint]:

@@ -9,9 +9,9 @@ from mailcore.accounts.models import Account
 from mailcore.events.catalog import EVENTS
 from mailcore.events.models import Event
 from mailcore.fieldcrypt import encrypt
-from mailcore.netaddr import normalise_ip_list
+from mailcore.ipnets import normalise_ip_list
 from mailcore.webhooks.delivery import AttemptResult, delivery_attempt, post_signed
-from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
+from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.webhooks.safety import UnsafeDestination, check_url_shape
 
 MAX_ENDPOINTS = 10

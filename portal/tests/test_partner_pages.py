@@ -11,7 +11,8 @@ from mailcore.accounts.models import HostingPartner
 from mailcore.accounts.services import hosting_partner_enable
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.domains.models import Domain
-from mailcore.domains.services import domain_add_for_partner, domain_mark_verified
+from mailcore.domains.services import domain_mark_verified
+from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.mailboxes import partner_mailbox_create
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import client_create, slots_grant

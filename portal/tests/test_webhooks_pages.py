@@ -8,7 +8,7 @@ from mailcore.events.services import emit
 from mailcore.fieldcrypt import decrypt
 from mailcore.tests.factories import UserFactory
 from mailcore.tests.https_receiver import https_receiver
-from mailcore.webhooks.models import WebhookDelivery, WebhookEndpoint
+from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.webhooks.services import endpoint_create
 
 pytestmark = pytest.mark.django_db

@@ -9,18 +9,14 @@ replies to it join its thread.
 import hashlib
 import re
 
+from mailcore.store.reading import message_ids
+
 # Reply and forward prefixes in the languages mail clients commonly use, with counters such as
 # "Re[2]:" or "Re(2):" and a space before the colon (French clients).
 _PREFIX = re.compile(
     r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw|tr|rv|odp|r)(?:\s*[\[(]\d+[\])])?\s*:|\[[^\]]*\])\s*",
     re.IGNORECASE,
 )
-_MSG_ID = re.compile(r"<[^<>\s]+>")
-
-
-def message_ids(header_value: str | None) -> list[str]:
-    """The <msg-id> tokens of a References or In-Reply-To header, in order."""
-    return _MSG_ID.findall(header_value or "")
 
 
 def normalise_subject(subject: str) -> str:

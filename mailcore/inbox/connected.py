@@ -7,25 +7,13 @@ from django.utils import timezone
 
 from mailcore.accounts.models import Account
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
-from mailcore.fieldcrypt import decrypt, encrypt
+from mailcore.fieldcrypt import encrypt
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.base import StoreError
+from mailcore.store.factory import connected_store
 
 # How long a successful IMAP login counts as a "recently cached IMAP session" (agent tools rule 2).
 SESSION_CACHE_TTL = timedelta(hours=24)
-
-
-def connected_store(mailbox: Mailbox):
-    from mailcore.store.imap import ImapStore
-
-    return ImapStore(
-        host=mailbox.imap_host,
-        port=mailbox.imap_port,
-        username=mailbox.imap_username,
-        password=decrypt(mailbox.imap_password_encrypted),
-        tls=mailbox.imap_tls,
-        timeout=20,
-    )
 
 
 def mailbox_connect(

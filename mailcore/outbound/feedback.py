@@ -34,8 +34,9 @@ from django.utils import timezone
 
 from mailcore.accounts.models import Account
 from mailcore.events.services import emit
-from mailcore.inbound.threading import message_ids
-from mailcore.sending.models import OutboundMessage
+from mailcore.store.reading import message_ids
+from mailcore.outbound.models import OutboundMessage
+from mailcore.timefmt import iso
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ def feedback_record(*, feedback: Feedback, account: Account) -> bool:
     )
     if original is None:
         return False
-    now = _iso(timezone.now())
+    now = iso(timezone.now(), timespec="seconds")
     about = {"message_id": str(original.message_id), "mailbox": original.mailbox.address}
     with transaction.atomic():
         if feedback.kind == "bounce":
@@ -278,5 +279,3 @@ def _decoded(part: Message) -> str:
         return data.decode("utf-8", errors="replace")
 
 
-def _iso(moment) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
