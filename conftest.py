@@ -1,7 +1,9 @@
-"""Fixtures shared by every test: three standing actors and API clients for them.
+"""Fixtures shared by every test: the standing actors, API clients for them, and real servers.
 
 alice owns a premium account, bob is her teammate in the same account, charlie is a stranger
-with an account of his own who must get 404 for everything of alice's.
+with an account of his own who must get 404 for everything of alice's; ann@example.test is
+alice's hosted mailbox and `stranger` an API client with charlie's key. `relay` is a real SMTP
+server taking outgoing mail, `receiver` a real HTTPS webhook receiver (testkit/).
 """
 import shutil
 import tempfile
@@ -11,10 +13,13 @@ import pytest
 from django.conf import settings as django_settings
 from rest_framework.test import APIClient
 
-from mailcore.tests.dns_server import _dns_server, dns_zone  # noqa: F401 (fixtures)
-from mailcore.tests.dovecot import dovecot, imap_settings, plans  # noqa: F401 (fixtures)
-from api.tests.helpers import login_client
-from mailcore.tests.factories import UserFactory
+from testkit.dns_server import _dns_server, dns_zone  # noqa: F401 (fixtures)
+from testkit.dovecot import dovecot, imap_settings, plans  # noqa: F401 (fixtures)
+from mailcore.apikeys.scopes import USER_SCOPES
+from testkit.clients import login_client, new_key
+from testkit.factories import UserFactory, make_mailbox
+from testkit.https_receiver import https_receiver
+from testkit.smtp_sink import smtp_sink
 
 _database_dir: Path | None = None
 
@@ -61,6 +66,36 @@ def api():
     return APIClient()
 
 
+@pytest.fixture
+def ann(alice):
+    """alice's hosted mailbox ann@example.test (the domain example.test is created, verified)."""
+    return make_mailbox(alice.account, "ann@example.test")
+
+
+@pytest.fixture
+def stranger(charlie):
+    """An API client holding charlie's key with every scope of his account: 404 for all of alice's."""
+    client = APIClient()
+    client.credentials(HTTP_X_API_KEY=new_key(charlie, scopes=list(USER_SCOPES)))
+    return client
+
+
+@pytest.fixture
+def relay(settings):
+    """A real SMTP server on loopback as the outgoing relay (SMTP_URL); its `messages` are what left."""
+    with smtp_sink() as (port, sink):
+        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
+        yield sink
+
+
+@pytest.fixture
+def receiver(settings, tmp_path):
+    """A customer's HTTPS webhook receiver on loopback that checks signatures (set `.secret`)."""
+    with https_receiver(tmp_path) as receiver:
+        settings.WEBHOOK_ALLOW_PRIVATE = True
+        settings.WEBHOOK_CA_BUNDLE = receiver.ca_path
+        settings.WEBHOOK_CONCURRENCY = 1
+        yield receiver
 
 
 @pytest.fixture

@@ -536,7 +536,7 @@ def main() -> int:
         server.stop()
         server = None
 
-        from mailcore.tests.smtp_sink import smtp_sink
+        from testkit.smtp_sink import smtp_sink
 
         # A fixed server host name: aiosmtpd would otherwise call getfqdn() for every session.
         with smtp_sink(server_options={"server_hostname": "sink.bench.test"}) as (sink_port, handler):

@@ -14,7 +14,7 @@ endpoint_create, in a fresh PostgreSQL database (mailwell_webhooks_bench, droppe
                 events per account per round, emitted round-robin across the accounts.
   one slow      the same, but one of the 50 endpoints answers after --slow-delay seconds.
 
-The fast endpoints are paths on one mailcore.tests.https_receiver, the slow one is a second; each
+The fast endpoints are paths on one testkit.https_receiver, the slow one is a second; each
 runs in a child process (so it does not share this process's GIL) on 127.0.0.1, with certificates
 from throwaway CAs (WEBHOOK_CA_BUNDLE) and WEBHOOK_ALLOW_PRIVATE=true. A round emits the events,
 then drains them with `webhooks_deliver_due()` until it claims nothing ("product"), and posts the
@@ -98,8 +98,8 @@ def profile_text(profiler: cProfile.Profile, title: str, lines: int = 28) -> str
 
 
 def _serve_receiver(pipe, directory: str, delay: float) -> None:
-    """Child process: one mailcore.tests.https_receiver, answering the parent's questions over a pipe."""
-    from mailcore.tests.https_receiver import https_receiver
+    """Child process: one testkit.https_receiver, answering the parent's questions over a pipe."""
+    from testkit.https_receiver import https_receiver
 
     with https_receiver(Path(directory)) as receiver:
         receiver.delay = delay
@@ -269,7 +269,7 @@ class Bench:
         }
 
     def check_signatures(self, hits: list, expected: int) -> None:
-        from mailcore.tests.https_receiver import verify
+        from testkit.https_receiver import verify
 
         if len(hits) != expected:
             raise BenchFailed(f"the receivers got {len(hits)} requests, expected {expected}")
@@ -566,7 +566,7 @@ def main() -> int:
                        "events_per_account_multi": args.multi_events, "multi_accounts": MULTI_ACCOUNTS,
                        "endpoints_per_account": ENDPOINTS_PER_ACCOUNT, "slow_delay_s": args.slow_delay,
                        "database": "postgresql",
-                       "receiver": "mailcore.tests.https_receiver in a child process (HTTP/1.0 over TLS)"},
+                       "receiver": "testkit.https_receiver in a child process (HTTP/1.0 over TLS)"},
             "scenarios": scenarios,
             "slow_effect": slow_effect,
         }

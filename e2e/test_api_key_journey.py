@@ -4,9 +4,9 @@ lapse action."""
 import pytest
 from playwright.sync_api import expect
 
-from mailcore.accounts.services import hosting_partner_enable
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.apikeys.models import ApiKey
-from mailcore.tests.factories import PASSWORD, UserFactory
+from testkit.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

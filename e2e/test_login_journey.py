@@ -1,7 +1,7 @@
 """A person logs in and sees the dashboard."""
 import pytest
 
-from mailcore.tests.factories import PASSWORD, UserFactory
+from testkit.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

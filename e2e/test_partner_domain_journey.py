@@ -9,12 +9,12 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from mailcore.accounts.services import hosting_partner_enable
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.domains.models import Domain
 from mailcore.partners.mailboxes import partner_mailbox_create
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.services import slots_grant
-from mailcore.tests.factories import PASSWORD, UserFactory
+from testkit.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

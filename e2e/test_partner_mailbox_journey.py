@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from mailcore.accounts.services import hosting_partner_enable
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.partners.mailboxes import partner_mailbox_create
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import slots_grant
-from mailcore.tests.factories import PASSWORD, UserFactory, make_domain
+from testkit.factories import PASSWORD, UserFactory, make_domain
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,5 +1,6 @@
 """The mail domain's models, defined by concept in sub-packages and gathered here for Django."""
-from mailcore.accounts.models import Account, HostingPartner, Plan, User
+from mailcore.accounts.models import Account, Plan, User
+from mailcore.partners.models import HostingPartner
 from mailcore.apikeys.models import ApiKey, ApiKeyDailyUsage, SessionToken
 from mailcore.domains.models import DkimKey, Domain
 from mailcore.events.models import Event

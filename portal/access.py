@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect
 
-from mailcore.accounts.models import HostingPartner
+from mailcore.partners.models import HostingPartner
 
 BECOME_PARTNER_TEMPLATE = "portal/become_partner.html"
 

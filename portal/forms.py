@@ -86,7 +86,8 @@ class WebhookEndpointActiveForm(forms.Form):
 
 from datetime import timedelta  # noqa: E402
 
-from mailcore.accounts.models import LapseAction, Plan  # noqa: E402
+from mailcore.accounts.models import Plan  # noqa: E402
+from mailcore.partners.models import LapseAction  # noqa: E402
 from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES  # noqa: E402
 from mailcore.partners.mailboxes import PARTNER_PLANS  # noqa: E402
 

@@ -270,7 +270,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"LapseActionEnum": "mailcore.accounts.models.LapseAction"},
+    "ENUM_NAME_OVERRIDES": {"LapseActionEnum": "mailcore.partners.models.LapseAction"},
 }
 
 # Session tokens for browser/mobile clients of the JSON API (POST /auth/login).

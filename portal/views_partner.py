@@ -18,8 +18,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from mailcore.accounts.models import HostingPartner, LapseAction
-from mailcore.accounts.services import hosting_partner_enable
+from mailcore.partners.models import HostingPartner, LapseAction
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.domains.dnscheck import expected_records
 from mailcore.domains.models import Domain
 from mailcore.domains.services import InvalidDomainName, domain_name_clean, domain_public_records, domain_verify

@@ -4,7 +4,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.views import APIView
 
 from api.permissions import request_account
-from mailcore.accounts.models import HostingPartner
+from mailcore.partners.models import HostingPartner
 
 
 def request_partner(request) -> HostingPartner:

@@ -13,7 +13,7 @@ from api.hosting.serializers import (
     StatsOutput,
     SummaryOutput,
 )
-from mailcore.accounts.models import LapseAction
+from mailcore.partners.models import LapseAction
 from mailcore.domains import services as domains
 from mailcore.partners import domains as domain_claims
 from mailcore.partners import mailboxes

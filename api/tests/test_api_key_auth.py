@@ -5,7 +5,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from api.tests.helpers import new_key
+from testkit.clients import new_key
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("api.tests.probe_urls")]
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from api.tests.helpers import new_key
+from testkit.clients import new_key
 from mailcore.apikeys.models import ApiKey
 from mailcore.credentials import digest_of
 
@@ -73,7 +73,7 @@ def test_bad_input_is_422_with_field_errors_and_creates_nothing(alice_api, paylo
 
 
 def test_partner_accounts_may_hold_partner_scopes(alice, alice_api):
-    from mailcore.accounts.services import hosting_partner_enable
+    from mailcore.partners.services import hosting_partner_enable
 
     hosting_partner_enable(account=alice.account)
     response = alice_api.post("/api-keys", {"name": "p", "scopes": ["partner:domains:write"]}, format="json")
@@ -130,7 +130,7 @@ def test_delete_is_a_soft_revoke(alice_api, api):
 
 
 def test_a_teammate_sees_the_accounts_keys(alice_api, bob):
-    from api.tests.helpers import login_client
+    from testkit.clients import login_client
 
     key_id = alice_api.post("/api-keys", {"name": "shared"}, format="json").json()["id"]
     assert login_client(bob).get(f"/api-keys/{key_id}").status_code == 200

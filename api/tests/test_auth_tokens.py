@@ -7,7 +7,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from mailcore.apikeys.models import SessionToken
-from mailcore.tests.factories import PASSWORD, UserFactory
+from testkit.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 

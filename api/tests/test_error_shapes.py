@@ -2,7 +2,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from api.tests.helpers import new_key
+from testkit.clients import new_key
 
 pytestmark = pytest.mark.django_db
 

@@ -6,9 +6,9 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from api.tests.helpers import new_key
-from mailcore.accounts.models import HostingPartner
-from mailcore.accounts.services import hosting_partner_enable
+from testkit.clients import new_key
+from mailcore.partners.models import HostingPartner
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.apikeys.scopes import PARTNER_SCOPES
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.domains.models import Domain
@@ -18,7 +18,7 @@ from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.lifecycle import partner_terms_sweep
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
 from mailcore.partners.services import slots_grant
-from mailcore.tests.factories import UserFactory
+from testkit.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -535,7 +535,7 @@ def test_stats_are_correct(hosting, partner, dns_zone):
 
 
 def bulk_mailboxes(partner, count):
-    from mailcore.tests.factories import make_mailbox
+    from testkit.factories import make_mailbox
 
     domain = Domain.objects.create(account=partner.account, name=f"bulk{count}.test", verification_token="t",
                                    status="pending", dns_check=[

@@ -10,9 +10,9 @@ from django.core import mail, signing
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from api.tests.helpers import new_key
-from mailcore.accounts.models import HostingPartner
-from mailcore.accounts.services import hosting_partner_enable
+from testkit.clients import new_key
+from mailcore.partners.models import HostingPartner
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.apikeys.scopes import PARTNER_SCOPES
 from mailcore.domains.models import Domain
 from mailcore.inbound.delivery import deliver
@@ -21,7 +21,7 @@ from mailcore.partners.mailboxes import partner_mailbox_create
 from mailcore.partners.services import slots_grant
 from mailcore.sending.compose import build_message
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import make_domain
+from testkit.factories import make_domain
 
 pytestmark = pytest.mark.django_db
 
@@ -53,18 +53,18 @@ def key_client(user, scopes) -> APIClient:
 
 
 @pytest.fixture
-def ann(alice):
+def client_box(alice):
     """alice's hosted client mailbox ann@acme.test (the partner mailbox record)."""
     return partner_mailbox(alice, "acme.test", "ann")
 
 
 @pytest.fixture
-def hosting(alice, ann):
+def hosting(alice, client_box):
     return key_client(alice, ALL)
 
 
 @pytest.fixture
-def stranger(charlie):
+def other_partner(charlie):
     """charlie, another hosting partner, with his own mailbox and a key with every partner scope."""
     partner_mailbox(charlie, "charlie.test", "carl")
     return key_client(charlie, ALL)
@@ -81,8 +81,8 @@ def rule_record(rule: ForwardingRule) -> dict:
             "created_at": rule.created_at.isoformat().replace("+00:00", "Z")}
 
 
-def add_rule(hosting, ann, forward_to="far@elsewhere.test", **fields) -> dict:
-    response = hosting.post(url(ann, "forwarding"), {"email": "ann@acme.test", "forward_to": forward_to, **fields},
+def add_rule(hosting, client_box, forward_to="far@elsewhere.test", **fields) -> dict:
+    response = hosting.post(url(client_box, "forwarding"), {"email": "ann@acme.test", "forward_to": forward_to, **fields},
                             format="json")
     assert response.status_code == 201, response.json()
     return response.json()
@@ -95,8 +95,8 @@ def confirm_path(message) -> str:
 # forwarding
 
 
-def test_a_new_rule_is_unconfirmed_and_mails_the_target_a_confirmation_link(hosting, ann):
-    created = add_rule(hosting, ann, forward_to="Far@Elsewhere.test", keep_copy=False)
+def test_a_new_rule_is_unconfirmed_and_mails_the_target_a_confirmation_link(hosting, client_box):
+    created = add_rule(hosting, client_box, forward_to="Far@Elsewhere.test", keep_copy=False)
     rule = ForwardingRule.objects.get()
     assert created == rule_record(rule)
     assert (created["forward_to"], created["keep_copy"], created["enabled"], created["confirmed"]) == (
@@ -105,11 +105,11 @@ def test_a_new_rule_is_unconfirmed_and_mails_the_target_a_confirmation_link(host
     assert sent.to == ["far@elsewhere.test"]
     assert sent.subject == "Confirm forwarding from ann@acme.test"
     assert confirm_path(sent).startswith("/v1/hosting/forwarding/confirm/")
-    assert hosting.get(url(ann, "forwarding")).json() == [created]
+    assert hosting.get(url(client_box, "forwarding")).json() == [created]
 
 
-def test_keep_copy_defaults_to_true(hosting, ann):
-    assert add_rule(hosting, ann)["keep_copy"] is True
+def test_keep_copy_defaults_to_true(hosting, client_box):
+    assert add_rule(hosting, client_box)["keep_copy"] is True
 
 
 @pytest.mark.parametrize("payload, field", [
@@ -124,19 +124,19 @@ def test_keep_copy_defaults_to_true(hosting, ann):
     ({"email": "ann@acme.test", "forward_to": "sales@acme.test"}, "forward_to"),
     ({"email": "ann@acme.test", "forward_to": "far@elsewhere.test", "keep_copy": "maybe"}, "keep_copy"),
 ])
-def test_a_bad_rule_is_422_creates_nothing_and_sends_nothing(hosting, ann, payload, field):
-    Alias.objects.create(mailbox=ann.mailbox, address="sales@acme.test")
-    response = hosting.post(url(ann, "forwarding"), payload, format="json")
+def test_a_bad_rule_is_422_creates_nothing_and_sends_nothing(hosting, client_box, payload, field):
+    Alias.objects.create(mailbox=client_box.mailbox, address="sales@acme.test")
+    response = hosting.post(url(client_box, "forwarding"), payload, format="json")
     assert response.status_code == 422
     assert list(response.json()["errors"]) == [field]
     assert ForwardingRule.objects.count() == 0
     assert mail.outbox == []
 
 
-def test_a_second_rule_to_the_same_target_is_422(hosting, ann):
-    add_rule(hosting, ann)
+def test_a_second_rule_to_the_same_target_is_422(hosting, client_box):
+    add_rule(hosting, client_box)
     mail.outbox.clear()
-    response = hosting.post(url(ann, "forwarding"), {"email": "ann@acme.test", "forward_to": "FAR@elsewhere.test"},
+    response = hosting.post(url(client_box, "forwarding"), {"email": "ann@acme.test", "forward_to": "FAR@elsewhere.test"},
                             format="json")
     assert response.status_code == 422
     assert response.json()["errors"] == {"forward_to": ["this mailbox already forwards to that address"]}
@@ -144,41 +144,41 @@ def test_a_second_rule_to_the_same_target_is_422(hosting, ann):
     assert mail.outbox == []
 
 
-def test_a_rule_whose_confirmation_cannot_be_sent_is_502_and_not_kept(hosting, ann, settings):
-    from mailcore.tests.smtp_sink import free_port
+def test_a_rule_whose_confirmation_cannot_be_sent_is_502_and_not_kept(hosting, client_box, settings):
+    from testkit.smtp_sink import free_port
 
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
                                     "OPTIONS": {"host": "127.0.0.1", "port": free_port(), "timeout": 5}}}
-    response = hosting.post(url(ann, "forwarding"), {"email": "ann@acme.test", "forward_to": "far@elsewhere.test"},
+    response = hosting.post(url(client_box, "forwarding"), {"email": "ann@acme.test", "forward_to": "far@elsewhere.test"},
                             format="json")
     assert response.status_code == 502
     assert "could not be sent" in response.json()["detail"]
     assert ForwardingRule.objects.count() == 0
 
 
-def test_a_rule_is_switched_off_and_on_and_deleted(hosting, ann):
-    created = add_rule(hosting, ann)
-    off = hosting.patch(url(ann, f"forwarding/{created['id']}"), {"enabled": False}, format="json")
+def test_a_rule_is_switched_off_and_on_and_deleted(hosting, client_box):
+    created = add_rule(hosting, client_box)
+    off = hosting.patch(url(client_box, f"forwarding/{created['id']}"), {"enabled": False}, format="json")
     assert off.status_code == 200
     assert off.json() == {**created, "enabled": False}
-    assert hosting.patch(url(ann, f"forwarding/{created['id']}"), {"enabled": True}, format="json").json() == created
-    assert hosting.delete(url(ann, f"forwarding/{created['id']}")).status_code == 204
+    assert hosting.patch(url(client_box, f"forwarding/{created['id']}"), {"enabled": True}, format="json").json() == created
+    assert hosting.delete(url(client_box, f"forwarding/{created['id']}")).status_code == 204
     assert ForwardingRule.objects.count() == 0
-    assert hosting.get(url(ann, "forwarding")).json() == []
+    assert hosting.get(url(client_box, "forwarding")).json() == []
 
 
 @pytest.mark.parametrize("payload", [{}, {"enabled": None}, {"enabled": "sometimes"}])
-def test_an_update_without_a_boolean_enabled_is_422_and_changes_nothing(hosting, ann, payload):
-    created = add_rule(hosting, ann)
-    response = hosting.patch(url(ann, f"forwarding/{created['id']}"), payload, format="json")
+def test_an_update_without_a_boolean_enabled_is_422_and_changes_nothing(hosting, client_box, payload):
+    created = add_rule(hosting, client_box)
+    response = hosting.patch(url(client_box, f"forwarding/{created['id']}"), payload, format="json")
     assert response.status_code == 422
     assert "enabled" in response.json()["errors"]
     assert ForwardingRule.objects.get().enabled is True
 
 
-def test_a_rule_of_another_mailbox_is_404_through_this_one(hosting, alice, ann):
+def test_a_rule_of_another_mailbox_is_404_through_this_one(hosting, alice, client_box):
     bea = partner_mailbox(alice, "acme.test", "bea")
-    created = add_rule(hosting, ann)
+    created = add_rule(hosting, client_box)
     assert hosting.patch(url(bea, f"forwarding/{created['id']}"), {"enabled": False}, format="json").status_code == 404
     assert hosting.delete(url(bea, f"forwarding/{created['id']}")).status_code == 404
     assert hosting.get(url(bea, "forwarding")).json() == []
@@ -188,8 +188,8 @@ def test_a_rule_of_another_mailbox_is_404_through_this_one(hosting, alice, ann):
 # the confirmation link
 
 
-def test_the_link_shows_a_page_that_confirms_only_when_posted(hosting, ann, api):
-    created = add_rule(hosting, ann)
+def test_the_link_shows_a_page_that_confirms_only_when_posted(hosting, client_box, api):
+    created = add_rule(hosting, client_box)
     path = confirm_path(mail.outbox[0])
 
     page = api.get(path)
@@ -206,12 +206,12 @@ def test_the_link_shows_a_page_that_confirms_only_when_posted(hosting, ann, api)
     assert "Mail to ann@acme.test is forwarded to far@elsewhere.test." in confirmed.content.decode()
     rule = ForwardingRule.objects.get()
     assert rule.confirmed_at is not None
-    assert hosting.get(url(ann, "forwarding")).json() == [
+    assert hosting.get(url(client_box, "forwarding")).json() == [
         {**created, "confirmed": True, "confirmed_at": rule.confirmed_at.isoformat().replace("+00:00", "Z")}]
 
 
-def test_confirming_twice_keeps_the_first_confirmation(hosting, ann, api):
-    add_rule(hosting, ann)
+def test_confirming_twice_keeps_the_first_confirmation(hosting, client_box, api):
+    add_rule(hosting, client_box)
     path = confirm_path(mail.outbox[0])
     api.post(path)
     first = ForwardingRule.objects.get().confirmed_at
@@ -222,8 +222,8 @@ def test_confirming_twice_keeps_the_first_confirmation(hosting, ann, api):
     assert "<form" not in api.get(path).content.decode()
 
 
-def test_a_tampered_link_is_400_and_confirms_nothing(hosting, ann, api):
-    add_rule(hosting, ann)
+def test_a_tampered_link_is_400_and_confirms_nothing(hosting, client_box, api):
+    add_rule(hosting, client_box)
     path = confirm_path(mail.outbox[0])
     tampered = path[:-3] + ("AAA" if not path.endswith("AAA") else "BBB")
     for method in (api.get, api.post):
@@ -234,16 +234,16 @@ def test_a_tampered_link_is_400_and_confirms_nothing(hosting, ann, api):
     assert ForwardingRule.objects.get().confirmed_at is None
 
 
-def test_a_token_signed_for_something_else_is_400(hosting, ann, api):
-    created = add_rule(hosting, ann)
-    foreign = signing.dumps({"rule": created["id"], "mailbox": ann.mailbox_id, "to": "far@elsewhere.test"},
+def test_a_token_signed_for_something_else_is_400(hosting, client_box, api):
+    created = add_rule(hosting, client_box)
+    foreign = signing.dumps({"rule": created["id"], "mailbox": client_box.mailbox_id, "to": "far@elsewhere.test"},
                             salt="mailwell.tracking.click")
     assert api.post(f"/v1/hosting/forwarding/confirm/{foreign}").status_code == 400
     assert ForwardingRule.objects.get().confirmed_at is None
 
 
-def test_a_link_older_than_seven_days_is_400_and_confirms_nothing(hosting, ann, api):
-    add_rule(hosting, ann)
+def test_a_link_older_than_seven_days_is_400_and_confirms_nothing(hosting, client_box, api):
+    add_rule(hosting, client_box)
     path = confirm_path(mail.outbox[0])
     with time_machine.travel(timezone.now() + timedelta(days=7, minutes=1)):
         response = api.post(path)
@@ -252,11 +252,11 @@ def test_a_link_older_than_seven_days_is_400_and_confirms_nothing(hosting, ann, 
     assert ForwardingRule.objects.get().confirmed_at is None
 
 
-def test_the_link_of_a_deleted_rule_confirms_nothing_even_after_the_target_is_added_again(hosting, ann, api):
-    first = add_rule(hosting, ann)
+def test_the_link_of_a_deleted_rule_confirms_nothing_even_after_the_target_is_added_again(hosting, client_box, api):
+    first = add_rule(hosting, client_box)
     old_path = confirm_path(mail.outbox[0])
-    hosting.delete(url(ann, f"forwarding/{first['id']}"))
-    add_rule(hosting, ann)
+    hosting.delete(url(client_box, f"forwarding/{first['id']}"))
+    add_rule(hosting, client_box)
     response = api.post(old_path)
     assert response.status_code == 400
     assert "no longer exists" in response.content.decode()
@@ -266,39 +266,39 @@ def test_the_link_of_a_deleted_rule_confirms_nothing_even_after_the_target_is_ad
 # aliases
 
 
-def test_an_alias_is_created_listed_and_deleted(hosting, ann):
-    response = hosting.post(url(ann, "aliases"), {"mailbox": "ANN@acme.test", "alias_address": " Sales@ACME.test "},
+def test_an_alias_is_created_listed_and_deleted(hosting, client_box):
+    response = hosting.post(url(client_box, "aliases"), {"mailbox": "ANN@acme.test", "alias_address": " Sales@ACME.test "},
                             format="json")
     assert response.status_code == 201
     alias = Alias.objects.get()
     record = {"id": alias.pk, "mailbox": "ann@acme.test", "alias_address": "sales@acme.test",
               "created_at": alias.created_at.isoformat().replace("+00:00", "Z")}
     assert response.json() == record
-    assert hosting.get(url(ann, "aliases")).json() == {"aliases": [record], "total": 1, "page": 1, "page_size": 20}
-    assert hosting.delete(url(ann, f"aliases/{alias.pk}")).status_code == 204
+    assert hosting.get(url(client_box, "aliases")).json() == {"aliases": [record], "total": 1, "page": 1, "page_size": 20}
+    assert hosting.delete(url(client_box, f"aliases/{alias.pk}")).status_code == 204
     assert Alias.objects.count() == 0
 
 
-def test_aliases_come_a_page_at_a_time_in_address_order(hosting, ann):
+def test_aliases_come_a_page_at_a_time_in_address_order(hosting, client_box):
     for local_part in ("c", "a", "b"):
-        Alias.objects.create(mailbox=ann.mailbox, address=f"{local_part}@acme.test")
-    first = hosting.get(url(ann, "aliases"), {"page_size": 2}).json()
-    second = hosting.get(url(ann, "aliases"), {"page_size": 2, "page": 2}).json()
-    past = hosting.get(url(ann, "aliases"), {"page_size": 2, "page": 3}).json()
+        Alias.objects.create(mailbox=client_box.mailbox, address=f"{local_part}@acme.test")
+    first = hosting.get(url(client_box, "aliases"), {"page_size": 2}).json()
+    second = hosting.get(url(client_box, "aliases"), {"page_size": 2, "page": 2}).json()
+    past = hosting.get(url(client_box, "aliases"), {"page_size": 2, "page": 3}).json()
     assert [a["alias_address"] for a in first["aliases"]] == ["a@acme.test", "b@acme.test"]
     assert (first["total"], first["page"], first["page_size"]) == (3, 1, 2)
     assert [a["alias_address"] for a in second["aliases"]] == ["c@acme.test"]
     assert (past["aliases"], past["total"]) == ([], 3)
 
 
-def test_a_page_size_of_100_is_allowed(hosting, ann):
-    assert hosting.get(url(ann, "aliases"), {"page_size": 100}).json()["page_size"] == 100
+def test_a_page_size_of_100_is_allowed(hosting, client_box):
+    assert hosting.get(url(client_box, "aliases"), {"page_size": 100}).json()["page_size"] == 100
 
 
 @pytest.mark.parametrize("query, field", [({"page_size": 101}, "page_size"), ({"page_size": 0}, "page_size"),
                                           ({"page": 0}, "page"), ({"page": "two"}, "page")])
-def test_a_bad_page_is_422(hosting, ann, query, field):
-    response = hosting.get(url(ann, "aliases"), query)
+def test_a_bad_page_is_422(hosting, client_box, query, field):
+    response = hosting.get(url(client_box, "aliases"), query)
     assert response.status_code == 422
     assert list(response.json()["errors"]) == [field]
 
@@ -314,34 +314,34 @@ def test_a_bad_page_is_422(hosting, ann, query, field):
     ({"mailbox": "ann@acme.test", "alias_address": "sales@elsewhere.test"}, "alias_address"),
     ({"mailbox": "ann@acme.test", "alias_address": "sales@charlie.test"}, "alias_address"),
 ])
-def test_a_bad_alias_is_422_and_creates_nothing(hosting, ann, stranger, payload, field):
-    response = hosting.post(url(ann, "aliases"), payload, format="json")
+def test_a_bad_alias_is_422_and_creates_nothing(hosting, client_box, other_partner, payload, field):
+    response = hosting.post(url(client_box, "aliases"), payload, format="json")
     assert response.status_code == 422
     assert list(response.json()["errors"]) == [field]
     assert Alias.objects.count() == 0
 
 
-def test_an_alias_on_another_domain_of_the_same_account_is_allowed(hosting, alice, ann):
+def test_an_alias_on_another_domain_of_the_same_account_is_allowed(hosting, alice, client_box):
     make_domain(alice.account, "acme-mail.test")
-    response = hosting.post(url(ann, "aliases"), {"mailbox": "ann@acme.test", "alias_address": "ann@acme-mail.test"},
+    response = hosting.post(url(client_box, "aliases"), {"mailbox": "ann@acme.test", "alias_address": "ann@acme-mail.test"},
                             format="json")
     assert response.status_code == 201
 
 
 @pytest.mark.parametrize("address", ["bea@acme.test", "ann@acme.test", "sales@acme.test"])
-def test_an_address_a_mailbox_or_alias_already_has_is_409(hosting, alice, ann, address):
+def test_an_address_a_mailbox_or_alias_already_has_is_409(hosting, alice, client_box, address):
     partner_mailbox(alice, "acme.test", "bea")
-    Alias.objects.create(mailbox=ann.mailbox, address="sales@acme.test")
-    response = hosting.post(url(ann, "aliases"), {"mailbox": "ann@acme.test", "alias_address": address},
+    Alias.objects.create(mailbox=client_box.mailbox, address="sales@acme.test")
+    response = hosting.post(url(client_box, "aliases"), {"mailbox": "ann@acme.test", "alias_address": address},
                             format="json")
     assert response.status_code == 409
     assert response.json() == {"detail": f"{address} is already in use"}
     assert list(Alias.objects.values_list("address", flat=True)) == ["sales@acme.test"]
 
 
-def test_an_alias_of_another_mailbox_is_404_through_this_one(hosting, alice, ann):
+def test_an_alias_of_another_mailbox_is_404_through_this_one(hosting, alice, client_box):
     bea = partner_mailbox(alice, "acme.test", "bea")
-    alias = Alias.objects.create(mailbox=ann.mailbox, address="sales@acme.test")
+    alias = Alias.objects.create(mailbox=client_box.mailbox, address="sales@acme.test")
     assert hosting.delete(url(bea, f"aliases/{alias.pk}")).status_code == 404
     assert hosting.get(url(bea, "aliases")).json()["total"] == 0
     assert Alias.objects.count() == 1
@@ -350,41 +350,41 @@ def test_an_alias_of_another_mailbox_is_404_through_this_one(hosting, alice, ann
 # identity
 
 
-def test_identity_is_read_and_the_signature_is_sanitized(hosting, ann):
-    assert hosting.get(url(ann, "identity")).json() == {"display_name": "", "signature_html": ""}
-    response = hosting.patch(url(ann, "identity"), {
+def test_identity_is_read_and_the_signature_is_sanitized(hosting, client_box):
+    assert hosting.get(url(client_box, "identity")).json() == {"display_name": "", "signature_html": ""}
+    response = hosting.patch(url(client_box, "identity"), {
         "display_name": " Ann Example ",
         "signature_html": '<p onclick="steal()">Ann <b>Example</b></p><script>alert(1)</script>',
     }, format="json")
     expected = {"display_name": "Ann Example", "signature_html": "<p>Ann <b>Example</b></p>"}
     assert response.status_code == 200
     assert response.json() == expected
-    assert hosting.get(url(ann, "identity")).json() == expected
-    mailbox = Mailbox.objects.get(pk=ann.mailbox_id)
+    assert hosting.get(url(client_box, "identity")).json() == expected
+    mailbox = Mailbox.objects.get(pk=client_box.mailbox_id)
     assert (mailbox.display_name, mailbox.signature_html) == ("Ann Example", "<p>Ann <b>Example</b></p>")
 
 
-def test_a_field_left_out_keeps_its_value(hosting, ann):
-    hosting.patch(url(ann, "identity"), {"display_name": "Ann", "signature_html": "<p>Ann</p>"}, format="json")
-    assert hosting.patch(url(ann, "identity"), {"display_name": "Ann E."}, format="json").json() == {
+def test_a_field_left_out_keeps_its_value(hosting, client_box):
+    hosting.patch(url(client_box, "identity"), {"display_name": "Ann", "signature_html": "<p>Ann</p>"}, format="json")
+    assert hosting.patch(url(client_box, "identity"), {"display_name": "Ann E."}, format="json").json() == {
         "display_name": "Ann E.", "signature_html": "<p>Ann</p>"}
 
 
 @pytest.mark.parametrize("payload, field", [({"display_name": "Ann\r\nBcc: x@evil.test"}, "display_name"),
                                             ({"display_name": "x" * 201}, "display_name"),
                                             ({"signature_html": "x" * 10_001}, "signature_html")])
-def test_a_bad_identity_is_422_and_changes_nothing(hosting, ann, payload, field):
-    response = hosting.patch(url(ann, "identity"), payload, format="json")
+def test_a_bad_identity_is_422_and_changes_nothing(hosting, client_box, payload, field):
+    response = hosting.patch(url(client_box, "identity"), payload, format="json")
     assert response.status_code == 422
     assert list(response.json()["errors"]) == [field]
-    mailbox = Mailbox.objects.get(pk=ann.mailbox_id)
+    mailbox = Mailbox.objects.get(pk=client_box.mailbox_id)
     assert (mailbox.display_name, mailbox.signature_html) == ("", "")
 
 
-def test_outgoing_mail_carries_the_identity(hosting, ann):
-    hosting.patch(url(ann, "identity"), {"display_name": "Ann Example", "signature_html": "<p>Ann at Acme</p>"},
+def test_outgoing_mail_carries_the_identity(hosting, client_box):
+    hosting.patch(url(client_box, "identity"), {"display_name": "Ann Example", "signature_html": "<p>Ann at Acme</p>"},
                   format="json")
-    raw = build_message(mailbox=Mailbox.objects.get(pk=ann.mailbox_id),
+    raw = build_message(mailbox=Mailbox.objects.get(pk=client_box.mailbox_id),
                         payload={"to": ["far@elsewhere.test"], "subject": "Hi", "body_html": "<p>Hello</p>"},
                         message_id="m1", rfc_message_id="<m1@acme.test>", track_opens=False)
     message = message_from_bytes(raw)
@@ -402,9 +402,9 @@ ENDPOINTS = [("get", "forwarding"), ("post", "forwarding"), ("patch", "forwardin
 
 
 @pytest.fixture
-def objects(ann):
-    rule = ForwardingRule.objects.create(mailbox=ann.mailbox, forward_to="far@elsewhere.test")
-    alias = Alias.objects.create(mailbox=ann.mailbox, address="sales@acme.test")
+def objects(client_box):
+    rule = ForwardingRule.objects.create(mailbox=client_box.mailbox, forward_to="far@elsewhere.test")
+    alias = Alias.objects.create(mailbox=client_box.mailbox, address="sales@acme.test")
     return {"rule": rule.pk, "alias": alias.pk}
 
 
@@ -416,36 +416,36 @@ def call(client, method, partner_mailbox, tail, objects):
     return getattr(client, method)(url(partner_mailbox, tail.format(**objects)), body, format="json")
 
 
-def unchanged(ann):
-    rule, alias, mailbox = ForwardingRule.objects.get(), Alias.objects.get(), Mailbox.objects.get(pk=ann.mailbox_id)
+def unchanged(client_box):
+    rule, alias, mailbox = ForwardingRule.objects.get(), Alias.objects.get(), Mailbox.objects.get(pk=client_box.mailbox_id)
     return (rule.enabled, alias.address, mailbox.display_name) == (True, "sales@acme.test", "")
 
 
 @pytest.mark.parametrize("method, tail", ENDPOINTS)
-def test_another_partner_gets_404_everywhere_and_changes_nothing(stranger, ann, objects, method, tail):
-    assert call(stranger, method, ann, tail, objects).status_code == 404
-    assert unchanged(ann)
+def test_another_partner_gets_404_everywhere_and_changes_nothing(other_partner, client_box, objects, method, tail):
+    assert call(other_partner, method, client_box, tail, objects).status_code == 404
+    assert unchanged(client_box)
     assert mail.outbox == []
 
 
 @pytest.mark.parametrize("method, tail", ENDPOINTS)
-def test_a_key_without_the_mailbox_scope_is_403(alice, ann, objects, method, tail):
+def test_a_key_without_the_mailbox_scope_is_403(alice, client_box, objects, method, tail):
     scope = "partner:mailboxes:write" if method == "get" else "partner:mailboxes:read"
-    response = call(key_client(alice, [scope]), method, ann, tail, objects)
+    response = call(key_client(alice, [scope]), method, client_box, tail, objects)
     assert response.status_code == 403
     assert response.json()["detail"] == (
         f"This API key lacks the '{'partner:mailboxes:read' if method == 'get' else 'partner:mailboxes:write'}' scope.")
-    assert unchanged(ann)
+    assert unchanged(client_box)
 
 
-def test_a_read_key_reads_everything(alice, ann, objects):
+def test_a_read_key_reads_everything(alice, client_box, objects):
     reader = key_client(alice, ["partner:mailboxes:read"])
     for tail in ("forwarding", "aliases", "identity"):
-        assert reader.get(url(ann, tail)).status_code == 200
+        assert reader.get(url(client_box, tail)).status_code == 200
 
 
-def test_an_account_that_is_not_a_partner_gets_403(charlie_api, ann, objects):
-    response = charlie_api.get(url(ann, "forwarding"))
+def test_an_account_that_is_not_a_partner_gets_403(charlie_api, client_box, objects):
+    response = charlie_api.get(url(client_box, "forwarding"))
     assert response.status_code == 403
     assert "not a hosting partner" in response.json()["detail"]
 
@@ -467,8 +467,8 @@ def inbox_subjects(partner_mailbox) -> list[str]:
     return sorted(summary.subject for summary in store_for(partner_mailbox.mailbox).list("INBOX").messages)
 
 
-def test_mail_forwards_only_while_the_rule_is_enabled_and_confirmed(hosting, ann, api, tmp_path):
-    created = add_rule(hosting, ann)
+def test_mail_forwards_only_while_the_rule_is_enabled_and_confirmed(hosting, client_box, api, tmp_path):
+    created = add_rule(hosting, client_box)
 
     assert deliver(raw_message(subject="unconfirmed"), "ann@acme.test", "bea@sender.test").forwarded_to == ()
     assert outbox(tmp_path) == []
@@ -481,39 +481,39 @@ def test_mail_forwards_only_while_the_rule_is_enabled_and_confirmed(hosting, ann
                                 b"X-Outbox-Envelope-To: <far@elsewhere.test>\r\n")
     assert b"Subject: live" in forwarded
 
-    hosting.patch(url(ann, f"forwarding/{created['id']}"), {"enabled": False}, format="json")
+    hosting.patch(url(client_box, f"forwarding/{created['id']}"), {"enabled": False}, format="json")
     assert deliver(raw_message(subject="switched off"), "ann@acme.test", "bea@sender.test").forwarded_to == ()
     assert len(outbox(tmp_path)) == 1
-    assert inbox_subjects(ann) == ["live", "switched off", "unconfirmed"]
+    assert inbox_subjects(client_box) == ["live", "switched off", "unconfirmed"]
 
 
-def test_without_keep_copy_a_live_rule_leaves_nothing_in_the_mailbox(hosting, ann, api, tmp_path):
-    add_rule(hosting, ann, keep_copy=False)
+def test_without_keep_copy_a_live_rule_leaves_nothing_in_the_mailbox(hosting, client_box, api, tmp_path):
+    add_rule(hosting, client_box, keep_copy=False)
     api.post(confirm_path(mail.outbox[0]))
     result = deliver(raw_message(subject="away"), "ann@acme.test", "bea@sender.test")
     assert (result.forwarded_to, result.stored) == (("far@elsewhere.test",), False)
     assert len(outbox(tmp_path)) == 1
-    assert inbox_subjects(ann) == []
+    assert inbox_subjects(client_box) == []
 
 
-def test_an_alias_receives_mail_into_its_mailbox_until_deleted(hosting, ann):
-    created = hosting.post(url(ann, "aliases"), {"mailbox": "ann@acme.test", "alias_address": "sales@acme.test"},
+def test_an_alias_receives_mail_into_its_mailbox_until_deleted(hosting, client_box):
+    created = hosting.post(url(client_box, "aliases"), {"mailbox": "ann@acme.test", "alias_address": "sales@acme.test"},
                            format="json").json()
     result = deliver(raw_message(to="sales@acme.test", subject="order"), "sales@acme.test", "bea@sender.test")
     assert (result.reply, result.mailbox, result.stored) == ("250 2.0.0 Delivered", "ann@acme.test", True)
-    assert inbox_subjects(ann) == ["order"]
+    assert inbox_subjects(client_box) == ["order"]
 
-    hosting.delete(url(ann, f"aliases/{created['id']}"))
+    hosting.delete(url(client_box, f"aliases/{created['id']}"))
     gone = deliver(raw_message(to="sales@acme.test", subject="late"), "sales@acme.test", "bea@sender.test")
     assert gone.reply == "550 5.1.1 No such user here"
-    assert inbox_subjects(ann) == ["order"]
+    assert inbox_subjects(client_box) == ["order"]
 
 
 def test_deleting_a_domain_removes_its_aliases_so_a_later_owner_gets_none(db, alice):
-    from mailcore.accounts.services import hosting_partner_enable
+    from mailcore.partners.services import hosting_partner_enable
     from mailcore.partners.domains import domain_delete
     from mailcore.mailboxes.models import Alias
-    from mailcore.tests.factories import make_domain, make_mailbox
+    from testkit.factories import make_domain, make_mailbox
 
     hosting_partner_enable(account=alice.account)
     mailbox = make_mailbox(alice.account, "keeper@kept.test")

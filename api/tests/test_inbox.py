@@ -1,9 +1,9 @@
 """/inbox on the embedded store: list, read, flag, label, move, delete, folders, attachments."""
 import pytest
 
-from api.tests.helpers import new_key
+from testkit.clients import new_key
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import make_mailbox, make_message
+from testkit.factories import make_mailbox, make_message
 
 pytestmark = pytest.mark.django_db
 

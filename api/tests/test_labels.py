@@ -3,7 +3,7 @@ import pytest
 
 from mailcore.mailboxes.models import Label
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import make_mailbox, make_message
+from testkit.factories import make_mailbox, make_message
 
 pytestmark = pytest.mark.django_db
 

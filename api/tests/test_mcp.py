@@ -14,14 +14,14 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from api.mcp.tools import TOOLS
-from api.tests.helpers import new_key
+from testkit.clients import new_key
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.mailboxes.models import Label, Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.services import outbound_dispatch_due
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import UserFactory, make_mailbox, make_message
-from mailcore.tests.smtp_sink import smtp_sink
+from testkit.factories import UserFactory, make_mailbox, make_message
+from testkit.smtp_sink import smtp_sink
 from mailcore.usage.models import MailboxDailyUsage
 
 pytestmark = pytest.mark.django_db
@@ -40,13 +40,6 @@ def mailbox(alice):
 @pytest.fixture
 def key(alice, mailbox):
     return new_key(alice, scopes=ALL_SCOPES)
-
-
-@pytest.fixture
-def relay(settings):
-    with smtp_sink() as (port, sink):
-        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
-        yield sink
 
 
 def post(api, key, body, **headers):
@@ -709,7 +702,7 @@ def test_a_connected_mailbox_is_read_over_its_cached_session_until_the_session_e
     from mailcore.accounts.models import Account, Plan
     from mailcore.inbox.connected import mailbox_connect
     from mailcore.mailboxes.services import mailbox_create
-    from mailcore.tests.factories import make_domain
+    from testkit.factories import make_domain
 
     provider = Account.objects.create(name="Provider", plan=Plan.objects.get(code="pro"))
     remote = mailbox_create(domain=make_domain(provider, f"p{uuid.uuid4().hex[:10]}.test"), local_part="me",

@@ -15,11 +15,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from api.tests.helpers import new_key
+from testkit.clients import new_key
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import UserFactory, make_mailbox, make_message
+from testkit.factories import UserFactory, make_mailbox, make_message
 from mailcore.usage.models import MailboxDailyUsage
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the live server reads the test database from its thread

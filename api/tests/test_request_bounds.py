@@ -3,9 +3,9 @@ a 4xx with {"detail"} that names the problem, and nothing changed. Never a 500, 
 import pytest
 from rest_framework.test import APIClient
 
-from api.tests.helpers import login_client, new_key
-from mailcore.accounts.models import HostingPartner
-from mailcore.accounts.services import hosting_partner_enable
+from testkit.clients import login_client, new_key
+from mailcore.partners.models import HostingPartner
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.domains.services import domain_mark_verified
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.mailboxes.models import Mailbox
@@ -14,7 +14,7 @@ from mailcore.partners.services import slots_grant
 from mailcore.sending.models import MailTemplate
 from mailcore.outbound.models import OutboundMessage
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import UserFactory, make_mailbox, make_message
+from testkit.factories import UserFactory, make_mailbox, make_message
 from mailcore.events.models import WebhookEndpoint
 
 pytestmark = pytest.mark.django_db

@@ -12,15 +12,15 @@ import time_machine
 from django.db import connections
 from django.utils import timezone
 
-from api.tests.helpers import new_key
+from testkit.clients import new_key
 from mailcore.dnslookup import dkim_dnsfunc
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.events.models import Event
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.services import outbound_dispatch_due
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import make_mailbox
-from mailcore.tests.smtp_sink import smtp_sink
+from testkit.factories import make_mailbox
+from testkit.smtp_sink import smtp_sink
 
 pytestmark = pytest.mark.django_db
 
@@ -33,13 +33,6 @@ def mailbox(alice):
 
     return mailbox_set_identity(mailbox=make_mailbox(alice.account, SENDER), display_name="Example News",
                                 signature_html="<p>Example News &mdash; <b>weekly</b></p><script>x()</script>")
-
-
-@pytest.fixture
-def relay(settings):
-    with smtp_sink() as (port, sink):
-        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
-        yield sink
 
 
 @pytest.fixture

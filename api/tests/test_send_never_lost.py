@@ -10,14 +10,14 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from api.tests.helpers import login_client, new_key
+from testkit.clients import login_client, new_key
 from mailcore.events.models import Event
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.services import CLAIM_TIMEOUT, MAX_ATTEMPTS, outbound_dispatch_due
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import make_mailbox
-from mailcore.tests.https_receiver import https_receiver
-from mailcore.tests.smtp_sink import smtp_sink
+from testkit.factories import make_mailbox
+from testkit.https_receiver import https_receiver
+from testkit.smtp_sink import smtp_sink
 from mailcore.webhooks.delivery import webhooks_deliver_due
 
 pytestmark = pytest.mark.django_db
@@ -31,27 +31,17 @@ def mailbox(alice):
 
 
 @pytest.fixture
-def relay(settings):
-    with smtp_sink() as (port, sink):
-        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
-        yield sink
-
-
-@pytest.fixture
 def key(alice, mailbox):
     return new_key(alice, scopes=["send", "mailboxes:read"])
 
 
 @pytest.fixture
-def receiver(settings, tmp_path, alice):
-    with https_receiver(tmp_path) as receiver:
-        settings.WEBHOOK_ALLOW_PRIVATE = True
-        settings.WEBHOOK_CA_BUNDLE = receiver.ca_path
-        settings.WEBHOOK_CONCURRENCY = 1
-        created = login_client(alice).post("/webhooks", {"url": receiver.url(), "events": [
-            "email.sent", "email.failed"]}, format="json").json()
-        receiver.secret = created["secret"]
-        yield receiver
+def subscribed(receiver, alice):
+    """The standing HTTPS receiver, subscribed by alice to email.sent and email.failed."""
+    created = login_client(alice).post("/webhooks", {"url": receiver.url(), "events": [
+        "email.sent", "email.failed"]}, format="json").json()
+    receiver.secret = created["secret"]
+    return receiver
 
 
 def send(api, key, **fields):
@@ -132,7 +122,7 @@ def _accepted_long_ago(mailbox, **payload) -> OutboundMessage:
                                           due_at=timezone.now())
 
 
-def test_a_queued_message_that_cannot_be_built_ends_failed_listed_and_announced(api, key, mailbox, relay, receiver):
+def test_a_queued_message_that_cannot_be_built_ends_failed_listed_and_announced(api, key, mailbox, relay, subscribed):
     message = _accepted_long_ago(mailbox, subject="Hello\r\nBcc: someone@example.org")
     assert outbound_dispatch_due() == 1
     message.refresh_from_db()
@@ -141,14 +131,14 @@ def test_a_queued_message_that_cannot_be_built_ends_failed_listed_and_announced(
     assert (listed["message_id"], listed["status"]) == (str(message.message_id), "failed")
     assert listed["error"].startswith("554 5.6.0 Message could not be built")
     assert api.get("/mail/scheduled", {"status": "scheduled"}, HTTP_X_API_KEY=key).json() == []
-    [event] = delivered_events(receiver)
+    [event] = delivered_events(subscribed)
     assert event["event"] == "email.failed"
     assert event["data"]["message_id"] == str(message.message_id)
     assert event["data"]["recipients"][0]["recipient"] == "bob@remote.test"
     assert outbound_dispatch_due() == 0  # final: never picked up again
 
 
-def test_a_message_whose_worker_dies_every_time_fails_after_the_last_attempt(api, key, mailbox, relay, receiver):
+def test_a_message_whose_worker_dies_every_time_fails_after_the_last_attempt(api, key, mailbox, relay, subscribed):
     message = _accepted_long_ago(mailbox)
     OutboundMessage.objects.filter(pk=message.pk).update(status="sending", attempts=MAX_ATTEMPTS,
                                                          claimed_until=timezone.now() - timedelta(seconds=1))
@@ -156,7 +146,7 @@ def test_a_message_whose_worker_dies_every_time_fails_after_the_last_attempt(api
     message.refresh_from_db()
     assert (message.status, message.attempts) == ("failed", MAX_ATTEMPTS + 1)
     assert relay.messages == []
-    assert [event["event"] for event in delivered_events(receiver)] == ["email.failed"]
+    assert [event["event"] for event in delivered_events(subscribed)] == ["email.failed"]
 
 
 def test_a_claim_abandoned_by_a_killed_worker_is_taken_again_and_sent_once(api, key, mailbox, relay):
@@ -169,7 +159,7 @@ def test_a_claim_abandoned_by_a_killed_worker_is_taken_again_and_sent_once(api, 
     assert [e.data["message_id"] for e in Event.objects.filter(name="email.sent")] == [result["message_id"]]
 
 
-def test_email_sent_carries_the_scheduled_id_the_send_result_gave(api, key, relay, receiver):
+def test_email_sent_carries_the_scheduled_id_the_send_result_gave(api, key, relay, subscribed):
     held = send(api, key, unsend_window=5).json()
     later = timezone.now() + timedelta(hours=1)
     scheduled = send(api, key, scheduled_at=later.isoformat()).json()
@@ -177,7 +167,7 @@ def test_email_sent_carries_the_scheduled_id_the_send_result_gave(api, key, rela
     assert held["scheduled_id"] and scheduled["scheduled_id"] and direct["scheduled_id"] is None
     with time_machine.travel(later + timedelta(seconds=1)):
         assert outbound_dispatch_due() == 3
-        envelopes = delivered_events(receiver)
+        envelopes = delivered_events(subscribed)
     sent = {event["data"]["message_id"]: event["data"]["scheduled_id"] for event in envelopes}
     assert sent == {held["message_id"]: held["scheduled_id"], scheduled["message_id"]: scheduled["scheduled_id"],
                     direct["message_id"]: None}

@@ -1,7 +1,7 @@
 import pytest
 
-from api.tests.helpers import new_key
-from mailcore.accounts.services import hosting_partner_enable
+from testkit.clients import new_key
+from mailcore.partners.services import hosting_partner_enable
 
 pytestmark = pytest.mark.django_db
 

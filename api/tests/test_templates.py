@@ -1,7 +1,7 @@
 """/mail/templates: paginated list, create, fetch, PATCH, delete; sharing within an account."""
 import pytest
 
-from api.tests.helpers import login_client
+from testkit.clients import login_client
 from mailcore.sending.models import MailTemplate
 
 pytestmark = pytest.mark.django_db

@@ -4,11 +4,11 @@ import re
 import pytest
 from django.core import signing
 
-from api.tests.helpers import new_key
+from testkit.clients import new_key
 from mailcore.events.models import Event
 from mailcore.sending.services import outbound_dispatch_due
-from mailcore.tests.factories import make_mailbox
-from mailcore.tests.smtp_sink import smtp_sink
+from testkit.factories import make_mailbox
+from testkit.smtp_sink import smtp_sink
 
 pytestmark = pytest.mark.django_db
 

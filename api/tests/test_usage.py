@@ -1,7 +1,7 @@
 import pytest
 
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import make_mailbox, make_message
+from testkit.factories import make_mailbox, make_message
 from mailcore.usage.services import usage_count_ai_request, usage_count_send
 
 pytestmark = pytest.mark.django_db

@@ -6,24 +6,15 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from api.tests.helpers import new_key
-from api.tests.helpers import login_client
+from testkit.clients import new_key
+from testkit.clients import login_client
 from mailcore.events.services import emit
-from mailcore.tests.factories import UserFactory
-from mailcore.tests.https_receiver import https_receiver
+from testkit.factories import UserFactory
+from testkit.https_receiver import https_receiver
 from mailcore.webhooks.delivery import webhooks_deliver_due
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def receiver(settings, tmp_path):
-    with https_receiver(tmp_path) as receiver:
-        settings.WEBHOOK_ALLOW_PRIVATE = True
-        settings.WEBHOOK_CA_BUNDLE = receiver.ca_path
-        settings.WEBHOOK_CONCURRENCY = 1
-        yield receiver
 
 
 def subscribe(client, receiver, events=("email.received",), **fields):

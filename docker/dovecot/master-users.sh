@@ -1,7 +1,7 @@
 #!/bin/sh
 # Prints the passwd-file line of the app's master user from DOVECOT_MASTER_USER and
 # DOVECOT_MASTER_PASSWORD (the app's settings of the same names). Used by entrypoint.sh in
-# production and by the test suite's Dovecot (mailcore/tests/dovecot.py).
+# production and by the test suite's Dovecot (testkit/dovecot.py).
 set -eu
 : "${DOVECOT_MASTER_USER:?DOVECOT_MASTER_USER is not set}"
 : "${DOVECOT_MASTER_PASSWORD:?DOVECOT_MASTER_PASSWORD is not set}"

@@ -1,7 +1,7 @@
 """Writes for accounts and users."""
 from django.db import transaction
 
-from mailcore.accounts.models import Account, HostingPartner, Plan, User
+from mailcore.accounts.models import Account, Plan, User
 
 
 def account_create(*, name: str, plan_code: str = "free") -> Account:
@@ -21,8 +21,3 @@ def account_attach_new_user(*, user: User, plan_code: str = "free") -> Account:
         user.account = account_create(name=user.email, plan_code=plan_code)
         user.save(update_fields=["account"])
     return user.account
-
-
-def hosting_partner_enable(*, account: Account, status: str = HostingPartner.Status.ACTIVE) -> HostingPartner:
-    partner, _ = HostingPartner.objects.update_or_create(account=account, defaults={"status": status})
-    return partner

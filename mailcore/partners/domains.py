@@ -2,7 +2,7 @@
 deleting it with what hangs on the name."""
 from django.db import IntegrityError, transaction
 
-from mailcore.accounts.models import HostingPartner
+from mailcore.partners.models import HostingPartner
 from mailcore.domains.dkim import dkim_key_for
 from mailcore.domains.dnscheck import expected_records
 from mailcore.domains.models import Domain

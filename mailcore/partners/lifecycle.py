@@ -8,7 +8,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from mailcore.accounts.models import HostingPartner, LapseAction, Plan
+from mailcore.accounts.models import Plan
+from mailcore.partners.models import HostingPartner, LapseAction
 from mailcore.events.services import emit
 from mailcore.partners.mailboxes import _event_data
 from mailcore.partners.models import MailboxSlot, PartnerMailbox

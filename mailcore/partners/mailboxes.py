@@ -6,7 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from mailcore.accounts.models import HostingPartner, Plan
+from mailcore.accounts.models import Plan
+from mailcore.partners.models import HostingPartner
 from mailcore.domains.models import Domain
 from mailcore.events.services import emit
 from mailcore.mailboxes.models import Mailbox

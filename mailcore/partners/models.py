@@ -1,6 +1,47 @@
 from django.db import models
 
-from mailcore.accounts.models import HostingPartner, LapseAction
+from mailcore.accounts.models import Account
+
+
+class LapseAction(models.TextChoices):
+    SUSPEND = "suspend", "Suspend"
+    DOWNGRADE_FREE = "downgrade_free", "Downgrade to Free"
+
+
+class HostingPartner(models.Model):
+    """The reseller profile an account may carry."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending approval"
+        TRIAL = "trial", "Trial"
+        ACTIVE = "active", "Active"
+        EXPIRED = "expired", "Expired"
+        SUSPENDED = "suspended", "Suspended"
+
+    account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="partner")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    default_client_lapse_action = models.CharField(
+        max_length=16, choices=LapseAction.choices, default=LapseAction.SUSPEND
+    )
+    trial_ends_at = models.DateTimeField(null=True, blank=True)
+    trial_mailbox_allowance = models.PositiveSmallIntegerField(
+        default=3, help_text="Mailboxes a trial partner may create without slots, until the trial ends."
+    )
+    extra_domain_slots = models.PositiveIntegerField(default=0, help_text="Bought as add-ons.")
+    extra_storage_mb = models.PositiveIntegerField(default=0, help_text="Bought as add-ons.")
+    trial_notice_sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    FREE_DOMAIN_SLOTS = 2
+
+    @property
+    def domain_limit(self) -> int:
+        return self.FREE_DOMAIN_SLOTS + self.extra_domain_slots
+
+    @property
+    def is_operational(self) -> bool:
+        """Only approved partners in trial or active may use the hosting API."""
+        return self.status in {self.Status.TRIAL, self.Status.ACTIVE}
 
 
 class PartnerClient(models.Model):

@@ -4,7 +4,7 @@ from datetime import timedelta
 from django.utils import timezone
 from django.db.models import Count, Q, QuerySet
 
-from mailcore.accounts.models import HostingPartner
+from mailcore.partners.models import HostingPartner
 from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox

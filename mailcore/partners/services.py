@@ -4,8 +4,8 @@ from datetime import timedelta
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from mailcore.accounts.models import HostingPartner, LapseAction
-from mailcore.partners.models import MailboxSlot, PartnerClient
+from mailcore.accounts.models import Account
+from mailcore.partners.models import HostingPartner, LapseAction, MailboxSlot, PartnerClient
 
 _UNSET = object()
 
@@ -78,3 +78,8 @@ def slot_take(*, partner: HostingPartner) -> MailboxSlot | None:
             slot.status, slot.expires_at = MailboxSlot.Status.ASSIGNED, expires_at
             return slot
     return None
+
+
+def hosting_partner_enable(*, account: Account, status: str = HostingPartner.Status.ACTIVE) -> HostingPartner:
+    partner, _ = HostingPartner.objects.update_or_create(account=account, defaults={"status": status})
+    return partner

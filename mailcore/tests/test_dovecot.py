@@ -9,7 +9,7 @@ from mailcore.accounts.models import Plan
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.base import DEFAULT_FOLDERS, QuotaExceeded, StoreUnavailable
 from mailcore.store.factory import store_for
-from mailcore.tests.dovecot import Dovecot, managed_mailbox, message
+from testkit.dovecot import Dovecot, managed_mailbox, message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

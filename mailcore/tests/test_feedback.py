@@ -20,8 +20,8 @@ from mailcore.sending.compose import build_message
 from mailcore.outbound.feedback import FailedRecipient, Feedback, feedback_from
 from mailcore.outbound.models import OutboundMessage
 from mailcore.store.factory import store_for
-from mailcore.tests.factories import make_mailbox
-from mailcore.tests.smtp_sink import inbound_listener
+from testkit.factories import make_mailbox
+from testkit.smtp_sink import inbound_listener
 
 # The listener runs in other threads, so the data must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,11 +45,6 @@ def embedded(plans, settings, tmp_path):
 def listener():
     with inbound_listener() as port:
         yield port
-
-
-@pytest.fixture
-def ann(alice):
-    return make_mailbox(alice.account, "ann@example.test")
 
 
 def send(mailbox, *, to=("Bob@Elsewhere.test",), cc=("carol@elsewhere.test",), sandbox=False) -> OutboundMessage:

@@ -16,7 +16,7 @@ from mailcore.events.models import Event
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_create
 from mailcore.store.factory import store_for
-from mailcore.tests.smtp_sink import free_port, inbound_listener, smtp_sink
+from testkit.smtp_sink import free_port, inbound_listener, smtp_sink
 
 # The listener runs in other threads, so the data must be committed (the `plans` fixture puts the
 # seeded plans back after each test's flush).
@@ -34,13 +34,9 @@ def embedded(plans, settings, tmp_path):
 
 
 @pytest.fixture
-def domain(alice):
-    return domain_mark_verified(domain=domain_create(account=alice.account, name="example.test"))
-
-
-@pytest.fixture
-def ann(domain):
-    return mailbox_create(domain=domain, local_part="ann", password="mailbox-pass-1")
+def domain(ann):
+    """example.test, the verified domain of the standing mailbox ann@example.test."""
+    return ann.domain
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from mailcore.accounts.models import Account, Plan
 from mailcore.domains.services import domain_create, domain_mark_verified
 from mailcore.events.models import Event
 from mailcore.mailboxes.services import mailbox_create
-from mailcore.tests.smtp_sink import inbound_listener
+from testkit.smtp_sink import inbound_listener
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,7 +50,7 @@ def test_mail_delivered_over_our_listener_lands_in_dovecot_and_the_owner_reads_i
 def test_mail_in_dovecot_is_read_through_the_rest_api_like_an_imap_client_sees_it(plans, imap_settings, settings):
     from rest_framework.test import APIClient
 
-    from mailcore.tests.factories import UserFactory
+    from testkit.factories import UserFactory
 
     user = UserFactory(account__plan_code="premium")
     domain = domain_mark_verified(domain=domain_create(account=user.account, name=f"d{uuid.uuid4().hex[:10]}.test"))
@@ -93,7 +93,7 @@ def test_a_connected_mailbox_at_another_provider_works_through_the_api(plans, im
     from rest_framework.test import APIClient
 
     from mailcore.mailboxes.models import Mailbox
-    from mailcore.tests.factories import UserFactory
+    from testkit.factories import UserFactory
 
     provider_account = Account.objects.create(name="Provider", plan=Plan.objects.get(code="pro"))
     domain = domain_mark_verified(domain=domain_create(account=provider_account, name=f"p{uuid.uuid4().hex[:10]}.test"))

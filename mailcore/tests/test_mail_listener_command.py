@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from mailcore.tests.smtp_sink import free_port
+from testkit.smtp_sink import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

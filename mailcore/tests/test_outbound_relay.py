@@ -7,7 +7,7 @@ from mailcore.inbound.delivery import deliver_if_hosted
 from mailcore.mailboxes.services import mailbox_create
 from mailcore.outbound.relay import Outcome, relay
 from mailcore.store.factory import store_for
-from mailcore.tests.smtp_sink import free_port, smtp_sink
+from testkit.smtp_sink import free_port, smtp_sink
 
 RAW = b"From: ann@example.test\r\nSubject: Hi\r\nMessage-ID: <r1@example.test>\r\n\r\nHello\r\n"
 

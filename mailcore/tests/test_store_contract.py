@@ -16,7 +16,7 @@ from mailcore.store.base import (
     StoreError,
 )
 from mailcore.store.factory import store_for
-from mailcore.tests.dovecot import managed_mailbox, message
+from testkit.dovecot import managed_mailbox, message
 
 DATE = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 

@@ -5,7 +5,7 @@ import pytest
 from django.core import mail
 
 from mailcore.accounts.models import User
-from mailcore.tests.factories import PASSWORD
+from testkit.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 import pytest
 
-from mailcore.accounts.services import hosting_partner_enable
+from mailcore.partners.services import hosting_partner_enable
 
 pytestmark = pytest.mark.django_db
 

@@ -5,12 +5,12 @@ import re
 import pytest
 from django.core import mail
 
-from mailcore.accounts.services import hosting_partner_enable
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
 from mailcore.partners.mailboxes import partner_mailbox_create
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
 from mailcore.partners.services import slots_grant
-from mailcore.tests.factories import UserFactory, make_domain
+from testkit.factories import UserFactory, make_domain
 
 pytestmark = pytest.mark.django_db
 

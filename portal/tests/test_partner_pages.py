@@ -7,8 +7,8 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from mailcore.accounts.models import HostingPartner
-from mailcore.accounts.services import hosting_partner_enable
+from mailcore.partners.models import HostingPartner
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_mark_verified
@@ -16,7 +16,7 @@ from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.mailboxes import partner_mailbox_create
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import client_create, slots_grant
-from mailcore.tests.factories import UserFactory
+from testkit.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from mailcore.accounts.services import hosting_partner_enable
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.apikeys.models import ApiKey, ApiKeyDailyUsage
 from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES
 from mailcore.apikeys.services import api_key_create

@@ -6,8 +6,8 @@ import pytest
 
 from mailcore.events.services import emit
 from mailcore.fieldcrypt import decrypt
-from mailcore.tests.factories import UserFactory
-from mailcore.tests.https_receiver import https_receiver
+from testkit.factories import UserFactory
+from testkit.https_receiver import https_receiver
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.webhooks.services import endpoint_create
 
@@ -29,14 +29,6 @@ def endpoint(alice):
     endpoint, _ = endpoint_create(account=alice.account, url="https://hooks.example.com/mailwell",
                                   events=["email.received", "email.sent"])
     return endpoint
-
-
-@pytest.fixture
-def receiver(settings, tmp_path):
-    with https_receiver(tmp_path) as receiver:
-        settings.WEBHOOK_ALLOW_PRIVATE = True
-        settings.WEBHOOK_CA_BUNDLE = receiver.ca_path
-        yield receiver
 
 
 def dead_delivery(endpoint) -> WebhookDelivery:

@@ -5,8 +5,10 @@ from allauth.account.models import EmailAddress
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from mailcore.accounts.models import Account, HostingPartner, Plan, User
-from mailcore.accounts.services import hosting_partner_enable, user_create_with_account
+from mailcore.accounts.models import Account, Plan, User
+from mailcore.partners.models import HostingPartner
+from mailcore.accounts.services import user_create_with_account
+from mailcore.partners.services import hosting_partner_enable
 from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES
 from mailcore.apikeys.services import api_key_create
 from mailcore.domains.models import Domain

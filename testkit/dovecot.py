@@ -31,7 +31,7 @@ from mailcore.domains.services import domain_create
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.services import mailbox_create
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "docker" / "dovecot"
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "docker" / "dovecot"
 START_TIMEOUT_SECONDS = 15
 STOP_TIMEOUT_SECONDS = 15
 INSTALL_HINT = "run `make test`, which installs it (scripts/install-system-deps.sh)"
