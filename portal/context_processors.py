@@ -1,4 +1,4 @@
-from portal.navigation import navigation_for
+from portal.partner.navigation import navigation_for
 
 
 def portal(request):

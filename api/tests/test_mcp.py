@@ -21,7 +21,6 @@ from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.services import outbound_dispatch_due
 from mailcore.store.factory import store_for
 from testkit.factories import UserFactory, make_mailbox, make_message
-from testkit.smtp_sink import smtp_sink
 from mailcore.usage.models import MailboxDailyUsage
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,6 @@ from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.services import CLAIM_TIMEOUT, MAX_ATTEMPTS, outbound_dispatch_due
 from mailcore.store.factory import store_for
 from testkit.factories import make_mailbox
-from testkit.https_receiver import https_receiver
-from testkit.smtp_sink import smtp_sink
 from mailcore.webhooks.delivery import webhooks_deliver_due
 
 pytestmark = pytest.mark.django_db

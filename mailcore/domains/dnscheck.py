@@ -4,6 +4,7 @@ Verification needs only the MX record and the ownership token; SPF, DMARC and DK
 and reported too, so a verified domain can still show what to fix.
 """
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 
 from django.conf import settings
 
@@ -12,10 +13,48 @@ from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.domains.models import Domain
 
 
-
 def verify_prefixes() -> list[str]:
     """The ownership record's current name first, then earlier ones that still verify."""
     return [settings.DOMAIN_VERIFY_PREFIX, *settings.DOMAIN_VERIFY_LEGACY_PREFIXES]
+
+
+class DnsProblem(StrEnum):
+    """What is wrong with a record: the code interfaces decide on; the words come from `reason_text`."""
+
+    NO_MX = "no_mx"
+    MX_ELSEWHERE = "mx_elsewhere"
+    NO_TOKEN = "no_token"
+    TOKEN_MISMATCH = "token_mismatch"
+    NO_SPF = "no_spf"
+    TWO_SPF = "two_spf"
+    SPF_LACKS_RELAY = "spf_lacks_relay"
+    NO_DMARC = "no_dmarc"
+    TWO_DMARC = "two_dmarc"
+    DMARC_NO_POLICY = "dmarc_no_policy"
+    NO_DKIM = "no_dkim"
+    DKIM_MISMATCH = "dkim_mismatch"
+
+
+def reason_text(problem: DnsProblem, *, found_hosts: str = "") -> str:
+    """The API's `reason` for a problem, in words."""
+    return {
+        DnsProblem.NO_MX: "no MX record",
+        DnsProblem.MX_ELSEWHERE: f"MX points to {found_hosts}, expected {_norm(settings.MAIL_HOST)}",
+        DnsProblem.NO_TOKEN: "no verification TXT record",
+        DnsProblem.TOKEN_MISMATCH: "the verification token does not match",
+        DnsProblem.NO_SPF: "no SPF record",
+        DnsProblem.TWO_SPF: "two SPF records; merge them into one",
+        DnsProblem.SPF_LACKS_RELAY: f"SPF lacks {spf_include()}",
+        DnsProblem.NO_DMARC: "no DMARC record",
+        DnsProblem.TWO_DMARC: "two DMARC records",
+        DnsProblem.DMARC_NO_POLICY: "DMARC record has no policy (p=)",
+        DnsProblem.NO_DKIM: "no DKIM record",
+        DnsProblem.DKIM_MISMATCH: "DKIM key does not match",
+    }[problem]
+
+
+def spf_include() -> str:
+    return f"include:{settings.RELAY_HOST}".lower()
 
 
 @dataclass
@@ -28,11 +67,25 @@ class DnsRecord:
     ok: bool | None = None
     found_value: str | None = None
     reason: str | None = None
+    problem: DnsProblem | None = None
+
+    def fail(self, problem: DnsProblem, **details) -> None:
+        self.ok, self.problem, self.reason = False, problem, reason_text(problem, **details)
+
+    def stored(self) -> dict:
+        """The record as the domain keeps it: the public fields plus its key and problem code."""
+        return asdict(self)
 
     def public(self) -> dict:
-        record = asdict(self)
-        record.pop("key")
-        return record
+        return public_record(self.stored())
+
+
+PRIVATE_FIELDS = ("key", "problem")
+
+
+def public_record(stored: dict) -> dict:
+    """A stored record as the API shows it (type, host, value, description, ok, found_value, reason)."""
+    return {name: value for name, value in stored.items() if name not in PRIVATE_FIELDS}
 
 
 def expected_records(domain: Domain) -> list[DnsRecord]:
@@ -61,14 +114,14 @@ def _norm(name: str) -> str:
 def _check_mx(record: DnsRecord, domain: Domain) -> None:
     answer = lookup(domain.name, "MX")
     if not answer.values:
-        record.ok, record.reason = False, "no MX record"
+        record.fail(DnsProblem.NO_MX)
         return
     record.found_value = ", ".join(answer.values)
     hosts = [_norm(value.split()[-1]) for value in answer.values]
     if _norm(settings.MAIL_HOST) in hosts:
         record.ok = True
     else:
-        record.ok, record.reason = False, f"MX points to {', '.join(hosts)}, expected {_norm(settings.MAIL_HOST)}"
+        record.fail(DnsProblem.MX_ELSEWHERE, found_hosts=", ".join(hosts))
 
 
 def _txt(domain: Domain, host: str) -> list[str]:
@@ -82,21 +135,21 @@ def _check_ownership(record: DnsRecord, domain: Domain, txt_at_apex: list[str]) 
     if any(value.partition("=")[2] == domain.verification_token for value in tokens):
         record.ok = True
     elif tokens:
-        record.ok, record.reason = False, "the verification token does not match"
+        record.fail(DnsProblem.TOKEN_MISMATCH)
     else:
-        record.ok, record.reason = False, "no verification TXT record"
+        record.fail(DnsProblem.NO_TOKEN)
 
 
 def _check_spf(record: DnsRecord, txt_at_apex: list[str]) -> None:
     spf = [value for value in txt_at_apex if value.lower().startswith("v=spf1")]
     record.found_value = " | ".join(spf) or None
-    include = f"include:{settings.RELAY_HOST}".lower()
+    include = spf_include()
     if not spf:
-        record.ok, record.reason = False, "no SPF record"
+        record.fail(DnsProblem.NO_SPF)
     elif len(spf) > 1:
-        record.ok, record.reason = False, "two SPF records; merge them into one"
+        record.fail(DnsProblem.TWO_SPF)
     elif include not in spf[0].lower().split():
-        record.ok, record.reason = False, f"SPF lacks {include}"
+        record.fail(DnsProblem.SPF_LACKS_RELAY)
     else:
         record.ok = True
 
@@ -105,11 +158,11 @@ def _check_dmarc(record: DnsRecord, domain: Domain) -> None:
     dmarc = [value for value in _txt(domain, "_dmarc") if value.upper().startswith("V=DMARC1")]
     record.found_value = " | ".join(dmarc) or None
     if not dmarc:
-        record.ok, record.reason = False, "no DMARC record"
+        record.fail(DnsProblem.NO_DMARC)
     elif len(dmarc) > 1:
-        record.ok, record.reason = False, "two DMARC records"
+        record.fail(DnsProblem.TWO_DMARC)
     elif "p=" not in dmarc[0].replace(" ", "").lower():
-        record.ok, record.reason = False, "DMARC record has no policy (p=)"
+        record.fail(DnsProblem.DMARC_NO_POLICY)
     else:
         record.ok = True
 
@@ -123,9 +176,9 @@ def _check_dkim(record: DnsRecord, domain: Domain) -> None:
     found = [value for value in _txt(domain, record.host) if "p=" in value]
     record.found_value = " | ".join(found) or None
     if not found:
-        record.ok, record.reason = False, "no DKIM record"
+        record.fail(DnsProblem.NO_DKIM)
     elif _dkim_key(found[0]) != _dkim_key(record.value):
-        record.ok, record.reason = False, "DKIM key does not match"
+        record.fail(DnsProblem.DKIM_MISMATCH)
     else:
         record.ok = True
 

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from mailcore.accounts.models import Account
-from mailcore.domains.dnscheck import check_records
+from mailcore.domains.dnscheck import DnsProblem, DnsRecord, check_records, expected_records, public_record
 from mailcore.domains.models import Domain
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
 from mailcore.events.services import emit
@@ -40,7 +40,23 @@ def domain_create(*, account: Account, name: str, client=None) -> Domain:
 def domain_public_records(domain: Domain) -> list[dict] | None:
     """dns_records as the API shows them: the records to create (unchecked) or the last check;
     null once verified with every record right."""
-    return domain.dns_check or None
+    return [public_record(record) for record in domain.dns_check] if domain.dns_check else None
+
+
+def domain_records(domain: Domain) -> list[DnsRecord]:
+    """The five records with what the last check found (its problem codes); every one ok when the
+    domain verified with all records right; unchecked before any check."""
+    expected = expected_records(domain)
+    if domain.is_verified and not domain.dns_check:
+        for record in expected:
+            record.ok = True
+        return expected
+    by_key = {row.get("key"): row for row in domain.dns_check or []}
+    for record in expected:
+        row = by_key.get(record.key, {})
+        record.ok, record.found_value, record.reason = row.get("ok"), row.get("found_value"), row.get("reason")
+        record.problem = DnsProblem(row["problem"]) if row.get("problem") else None
+    return expected
 
 
 def domain_mark_verified(*, domain: Domain) -> Domain:
@@ -63,12 +79,12 @@ def domain_verify(*, domain: Domain) -> Domain:
             domain.status = Domain.Status.VERIFIED
             domain.verified_at = domain.verified_at or now
             domain.check_attempts, domain.next_check_at, domain.failure_reported_at = 0, None, None
-            domain.dns_check = [] if all(record.ok for record in records) else [r.public() for r in records]
+            domain.dns_check = [] if all(record.ok for record in records) else [r.stored() for r in records]
         else:
             if not domain.is_verified:  # a verified domain stays verified; its records show what broke
                 domain.status = Domain.Status.FAILED
             domain.check_attempts += 1
-            domain.dns_check = [record.public() for record in records]
+            domain.dns_check = [record.stored() for record in records]
             delay = RECHECK_DELAYS[min(domain.check_attempts - 1, len(RECHECK_DELAYS) - 1)]
             domain.next_check_at = now + delay
         domain.save()

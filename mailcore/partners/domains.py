@@ -42,7 +42,7 @@ def domain_add_for_partner(*, partner: HostingPartner, name: str, client: Partne
         except IntegrityError:
             raise DomainTaken(f"{ascii_name} is already claimed") from None
         dkim_key_for(ascii_name)  # generated on first use of the name, reused after
-        domain.dns_check = [record.public() for record in expected_records(domain)]  # nothing checked yet
+        domain.dns_check = [record.stored() for record in expected_records(domain)]  # nothing checked yet
         domain.save(update_fields=["dns_check"])
         emit(account=partner.account, name="partner_domain.added",
              data={"domain_id": domain.pk, "domain": domain.name, "client_id": client.pk})

@@ -5,6 +5,7 @@ from django.utils import timezone
 from django.db.models import Count, Q, QuerySet
 
 from mailcore.partners.models import HostingPartner
+from mailcore.domains.dnscheck import public_record
 from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
@@ -97,7 +98,7 @@ def partner_stats(*, partner: HostingPartner) -> dict:
         "extra_storage_mb": partner.extra_storage_mb,
         "pending_domain_setup": [
             {"domain_id": row["id"], "domain_name": row["name"], "status": row["status"],
-             "dns_records": row["dns_check"] or None}
+             "dns_records": [public_record(record) for record in row["dns_check"]] if row["dns_check"] else None}
             for row in pending
         ],
     }

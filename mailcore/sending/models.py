@@ -3,7 +3,6 @@ from django.conf import settings
 from django.db import models
 
 from mailcore.accounts.models import Account
-from mailcore.mailboxes.models import Mailbox
 
 
 class MailTemplate(models.Model):

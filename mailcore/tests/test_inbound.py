@@ -11,7 +11,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from mailcore.accounts.models import Plan
-from mailcore.domains.services import domain_create, domain_mark_verified
+from mailcore.domains.services import domain_create
 from mailcore.events.models import Event
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_create

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import connections
 from django.db.models import Q
 from django.utils import timezone
 

@@ -494,7 +494,7 @@ def test_a_link_from_a_client_filters_the_list_by_it(alice_client, partner_mailb
 
 
 def test_the_list_pages_through_many_mailboxes_keeping_the_filters(alice_client, partner, monkeypatch):
-    monkeypatch.setattr("portal.views_mailboxes.PAGE_SIZE", 2)
+    monkeypatch.setattr("portal.partner.mailboxes.PAGE_SIZE", 2)
     make_mailboxes(partner, 5)
     first = alice_client.get(LIST, {"status": "active"}).content.decode()
     last = alice_client.get(LIST, {"status": "active", "page": 3}).content.decode()

@@ -7,7 +7,6 @@ import pytest
 from mailcore.events.services import emit
 from mailcore.fieldcrypt import decrypt
 from testkit.factories import UserFactory
-from testkit.https_receiver import https_receiver
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.webhooks.services import endpoint_create
 

@@ -87,7 +87,8 @@ class WebhookEndpointActiveForm(forms.Form):
 from datetime import timedelta  # noqa: E402
 
 from mailcore.accounts.models import Plan  # noqa: E402
-from mailcore.partners.models import LapseAction  # noqa: E402
+from mailcore.partners.models import HostingPartner, LapseAction, PartnerClient  # noqa: E402
+from mailcore.domains.services import InvalidDomainName, domain_name_clean  # noqa: E402
 from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES  # noqa: E402
 from mailcore.partners.mailboxes import PARTNER_PLANS  # noqa: E402
 
@@ -320,3 +321,69 @@ class ApiKeyForm(PortalForm):
         if self.for_partner:
             groups.append(ScopeGroup("Hosting partner", [box for box in boxes if box.data["value"] in PARTNER_SCOPES]))
         return groups
+
+
+# domains and clients: they parse what people type; the services decide what is allowed
+
+
+class ClientChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: PartnerClient) -> str:
+        return obj.name
+
+
+class DomainAddForm(forms.Form):
+    name = forms.CharField(
+        label="Domain name", max_length=253,
+        help_text="The domain your client's addresses end with, such as example.com: no http://, www or path.",
+        widget=forms.TextInput(attrs={"placeholder": "example.com", "autocomplete": "off", "autocapitalize": "none",
+                                      "spellcheck": "false", "inputmode": "url"}),
+    )
+    client = ClientChoiceField(
+        label="Client", queryset=PartnerClient.objects.none(), required=False,
+        empty_label="A new client named after the domain",
+        help_text="Whose domain this is. Mailboxes on it count towards this client.",
+    )
+
+    def __init__(self, *args, partner: HostingPartner, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["client"].queryset = PartnerClient.objects.filter(partner=partner)
+
+    # The service checks the name again; asking the same function here shows the error at once.
+    def clean_name(self) -> str:
+        try:
+            return domain_name_clean(self.cleaned_data["name"])
+        except InvalidDomainName as exc:
+            raise ValidationError(name_error(exc)) from None
+
+
+class ClientNameForm(forms.Form):
+    name = forms.CharField(label="Client name", max_length=200,
+                           help_text="Only you see it: your customer's company or person name.",
+                           widget=forms.TextInput(attrs={"autocomplete": "off", "placeholder": "Acme Ltd"}))
+
+
+class ClientLapseForm(forms.Form):
+    """The client's own lapse action, or "" to follow the partner's default (set on the Settings page)."""
+
+    lapse_action_override = forms.ChoiceField(label="When a mailbox's term ends", widget=forms.RadioSelect,
+                                              required=False)
+
+    def __init__(self, *args, partner: HostingPartner, **kwargs):
+        super().__init__(*args, **kwargs)
+        default = partner.get_default_client_lapse_action_display()
+        self.fields["lapse_action_override"].choices = [("", f"Your default ({default})"), *LapseAction.choices]
+
+
+def name_error(exc: Exception) -> str:
+    text = str(exc)
+    return f"{text[:1].upper()}{text[1:]}. Enter just the name, such as example.com."
+
+
+def field_errors(form: forms.Form, exc: ValidationError, field: str) -> None:
+    """A service's ValidationError next to the field it names (the API calls it by another name)."""
+    for messages_ in getattr(exc, "message_dict", {field: exc.messages}).values():
+        for message in messages_:
+            form.add_error(field, f"{message[:1].upper()}{message[1:]}.")
+
+
+LAPSE_DONE = {LapseAction.SUSPEND: "suspended", LapseAction.DOWNGRADE_FREE: "downgraded to Free"}

@@ -42,3 +42,6 @@ def partner_required(*, section: str | None = None, htmx_redirect: str = "portal
         return wrapped
 
     return decorator
+
+
+partner_section = partner_required()

@@ -33,7 +33,7 @@ from mailcore.webhooks.services import (
     endpoint_test,
     endpoint_update,
 )
-from portal.forms import WebhookEndpointActiveForm, WebhookEndpointForm
+from portal.partner.forms import WebhookEndpointActiveForm, WebhookEndpointForm
 from portal.htmx import regions
 
 FEATURE = "webhooks"

@@ -35,7 +35,7 @@ from mailcore.partners.selectors import (
 )
 from mailcore.store.base import StoreError
 from mailcore.usage.selectors import mailbox_usage
-from portal.forms import (
+from portal.partner.forms import (
     AliasForm,
     ForwardingRuleEnabledForm,
     ForwardingRuleForm,
@@ -43,7 +43,7 @@ from portal.forms import (
     MailboxIdentityForm,
     PartnerMailboxForm,
 )
-from portal.access import become_partner_page, partner_required
+from portal.partner.access import become_partner_page, partner_required
 from portal.htmx import regions
 
 LIST_TEMPLATE = "portal/mailboxes.html"

@@ -1,0 +1,103 @@
+"""The DNS wizard's presentation: each record as a row with plain-words advice chosen by the check's
+problem code (never by its English reason), and the one count of records found right."""
+from dataclasses import dataclass
+
+from mailcore.domains.dnscheck import DnsProblem, DnsRecord, spf_include
+from mailcore.domains.models import Domain
+from mailcore.domains.services import domain_records
+
+TITLES = {"mx": "Mail routing", "ownership": "Ownership", "spf": "Sender policy (SPF)",
+          "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)"}
+
+
+@dataclass
+class RecordRow:
+    """One DNS record as the wizard shows it: what to create and what the last check found."""
+
+    record: DnsRecord
+    domain_name: str
+
+    def __getattr__(self, name):  # type, host, value, description, ok, found_value, reason, key, problem
+        return getattr(self.record, name)
+
+    @property
+    def title(self) -> str:
+        return TITLES.get(self.record.key, self.record.type)
+
+    @property
+    def required(self) -> bool:
+        """Verification needs only these two; the others matter for delivery."""
+        return self.record.key in ("mx", "ownership")
+
+    @property
+    def fqdn(self) -> str:
+        return self.domain_name if self.record.host == "@" else f"{self.record.host}.{self.domain_name}"
+
+    @property
+    def state(self) -> str:
+        return "unchecked" if self.record.ok is None else ("ok" if self.record.ok else "wrong")
+
+    @property
+    def mx_priority(self) -> str:
+        return self.record.value.split()[0] if self.record.key == "mx" else ""
+
+    @property
+    def mx_host(self) -> str:
+        return self.record.value.split()[-1] if self.record.key == "mx" else ""
+
+    @property
+    def guidance(self) -> str:
+        """What to do about a wrong record, in plain words."""
+        if self.record.ok is not False:
+            return ""
+        at = "at the domain itself (@)" if self.record.host == "@" else f"with the host {self.record.host}"
+        create = f"Create a TXT record {at} with this value."
+        return {
+            DnsProblem.NO_MX: (f"Create an MX record {at}. If your provider has a separate Priority field, enter "
+                               f"{self.mx_priority} there and {self.mx_host} as the mail server."),
+            DnsProblem.MX_ELSEWHERE: ("Your domain's mail currently goes elsewhere. Replace the existing MX records "
+                                      "with ours, or mail keeps arriving at the old server."),
+            DnsProblem.TOKEN_MISMATCH: ("A verification record exists but holds another token, perhaps from an "
+                                        "earlier attempt. Change its value to the one above."),
+            DnsProblem.NO_TOKEN: (f"Create a TXT record {at} with exactly this value. It can sit beside other TXT "
+                                  f"records you already have."),
+            DnsProblem.TWO_SPF: ("A domain may have only one SPF record. Merge them: keep one record starting "
+                                 "v=spf1 and move the other's include: parts into it."),
+            DnsProblem.SPF_LACKS_RELAY: (f"Your SPF record does not allow our servers yet. Add {spf_include()} to "
+                                         f"it, just before the final ~all or -all."),
+            DnsProblem.NO_SPF: (f"Create a TXT record {at} with this value. If you already have an SPF record "
+                                f"(starting v=spf1), add our include: to it instead of creating a second one."),
+            DnsProblem.TWO_DMARC: "Keep only one DMARC record: delete the others at _dmarc.",
+            DnsProblem.DMARC_NO_POLICY: "Your DMARC record needs a policy: add p=none (or stricter) to it.",
+            DnsProblem.NO_DMARC: create,
+            DnsProblem.DKIM_MISMATCH: ("The key published is not ours. Replace the record's value with the one "
+                                       "above, copied whole: a single character missing breaks it."),
+            DnsProblem.NO_DKIM: (f"Create a TXT record {at} with this value, pasted as one long string; most "
+                                 f"providers split it into parts by themselves."),
+        }.get(self.record.problem, "Compare the record with the value above and correct it.")
+
+
+def record_rows(domain: Domain) -> list[RecordRow]:
+    """The five records: the last check, or what to create before any check."""
+    return [RecordRow(record, domain.name) for record in domain_records(domain)]
+
+
+@dataclass
+class DnsSummary:
+    total: int
+    right: int
+    checked: bool
+
+
+def dns_summary(records) -> DnsSummary:
+    """How many records the last check found right: the one count every page shows (records are
+    DnsRecord/RecordRow objects or the API's dicts)."""
+    oks = [record.get("ok") if isinstance(record, dict) else record.ok for record in records]
+    return DnsSummary(len(oks), sum(1 for ok in oks if ok), any(ok is not None for ok in oks))
+
+
+def domain_dns_summary(domain: Domain) -> DnsSummary:
+    """From the stored check alone (no DNS look-up, no key): for lists of domains."""
+    if domain.dns_check == [] and domain.is_verified:  # verified with every record right
+        return DnsSummary(5, 5, True)
+    return dns_summary(domain.dns_check or [])

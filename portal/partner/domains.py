@@ -1,0 +1,160 @@
+"""Portal pages for a hosting partner's domains: the list, the DNS wizard and its check, deletion,
+and the page that explains how to become a partner.
+
+They call the same mailcore services and selectors as /v1/hosting. A request made by htmx gets back
+only the region it swaps (plus the flash messages, out of band); without JavaScript the same POST
+redirects, or renders the page again with its errors.
+"""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from mailcore.domains.models import Domain
+from mailcore.domains.services import InvalidDomainName, domain_verify
+from mailcore.partners.domains import DomainHasMailboxes, DomainLimitReached, DomainTaken, domain_add_for_partner, domain_delete
+from mailcore.partners.models import HostingPartner
+from mailcore.partners.selectors import partner_domain_get, partner_domains, partner_mailboxes
+from mailcore.partners.services import hosting_partner_enable
+from portal.htmx import regions
+from portal.partner.access import BECOME_PARTNER_TEMPLATE, partner_section
+from portal.partner.dns import dns_summary, domain_dns_summary, record_rows
+from portal.partner.forms import DomainAddForm, name_error
+
+DOMAINS_TEMPLATE = "portal/domains.html"
+DOMAIN_TEMPLATE = "portal/domains_detail.html"
+DOMAIN_CONFIRM_TEMPLATE = "portal/domains_confirm.html"
+
+
+def domain_of(partner: HostingPartner, domain_id: int) -> Domain:
+    try:
+        return partner_domain_get(partner=partner, domain_id=domain_id)
+    except Domain.DoesNotExist:
+        raise Http404("No such domain.") from None
+
+
+# becoming a partner
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def partner_apply(request):
+    """What partners get and how to apply; POST files the application (a pending partner account)."""
+    account = request.user.account
+    partner = getattr(account, "partner", None)
+    if request.method == "POST":
+        if partner is None:
+            hosting_partner_enable(account=account, status=HostingPartner.Status.PENDING)
+            messages.success(request, "Application sent. We review it within two working days and write to you.")
+        else:
+            messages.info(request, "Your account already has a partner profile; nothing changed.")
+        if request.htmx:
+            return HttpResponseClientRedirect(reverse("portal:partner-apply"))
+        return redirect("portal:partner-apply")
+    return render(request, BECOME_PARTNER_TEMPLATE, {"partner": partner})
+
+
+# domains and their DNS records
+
+
+def _domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
+    rows = record_rows(domain)
+    return {
+        "domain": domain,
+        "records": rows,
+        "summary": dns_summary(rows),
+        "mailboxes": list(partner_mailboxes(partner=partner).filter(mailbox__domain=domain)),
+        **extra,
+    }
+
+
+def _domains_context(partner: HostingPartner, form: DomainAddForm) -> dict:
+    domains = list(partner_domains(partner=partner).select_related("client"))
+    for domain in domains:
+        domain.summary = domain_dns_summary(domain)
+    return {"domains": domains, "form": form, "domain_limit": partner.domain_limit,
+            "limit_reached": len(domains) >= partner.domain_limit}
+
+
+@require_http_methods(["GET", "POST"])
+@partner_section
+def domains(request, partner):
+    """The partner's domains and the form that adds one; a new domain opens its DNS wizard."""
+    if request.method == "POST":
+        form = DomainAddForm(request.POST, partner=partner)
+        if form.is_valid():
+            try:
+                domain = domain_add_for_partner(partner=partner, name=form.cleaned_data["name"],
+                                                client=form.cleaned_data["client"])
+            except InvalidDomainName as exc:
+                form.add_error("name", name_error(exc))
+            except DomainTaken:
+                form.add_error("name", f"{form.cleaned_data['name']} is already set up with us, by you or another "
+                                       "account. If it is your client's, contact support to move it.")
+            except DomainLimitReached as exc:
+                form.add_error(None, f"Not added: {exc}.")
+            else:
+                messages.success(request, f"{domain.name} added. Create the five DNS records below at your client's "
+                                          "DNS provider, then check the DNS.")
+                url = reverse("portal:domain", kwargs={"domain_id": domain.pk})
+                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    else:
+        form = DomainAddForm(partner=partner, initial={"client": request.GET.get("client")})
+    context = _domains_context(partner, form)
+    if request.htmx and request.method == "POST":
+        return regions(request, DOMAINS_TEMPLATE, ["domain-form"], context)
+    return render(request, DOMAINS_TEMPLATE, context)
+
+
+@require_GET
+@partner_section
+def domain_detail(request, partner, domain_id: int):
+    """The DNS wizard: each record to create, and where the last check stands."""
+    domain = domain_of(partner, domain_id)
+    return render(request, DOMAIN_TEMPLATE, _domain_context(partner, domain))
+
+
+@require_POST
+@partner_section
+def domain_check(request, partner, domain_id: int):
+    """Look the records up now; each one's status is updated in place."""
+    domain = domain_of(partner, domain_id)
+    was_verified = domain.is_verified
+    domain = domain_verify(domain=domain)
+    context = _domain_context(partner, domain, checked_at=timezone.now(), just_verified=(
+        domain.is_verified and not was_verified))
+    if request.htmx:
+        return regions(request, DOMAIN_TEMPLATE, ["dns-records", "dns-check-status", "domain-status", "domain-setup",
+                                                   "domain-mailboxes"], context)
+    summary = context["summary"]
+    if context["just_verified"]:
+        messages.success(request, f"{domain.name} is verified: you can create mailboxes on it now.")
+    elif summary.right == summary.total:
+        messages.success(request, f"All {summary.total} records of {domain.name} are right.")
+    else:
+        messages.warning(request, f"{summary.right} of {summary.total} records are right; see what to fix below.")
+    return redirect("portal:domain", domain_id=domain.pk)
+
+
+@require_http_methods(["GET", "POST"])
+@partner_section
+def domain_remove(request, partner, domain_id: int):
+    """GET asks for confirmation (without JavaScript); POST deletes, or explains why it cannot (409)."""
+    domain = domain_of(partner, domain_id)
+    context = _domain_context(partner, domain)
+    if request.method == "GET":
+        return render(request, DOMAIN_CONFIRM_TEMPLATE, context)
+    try:
+        domain_delete(domain=domain)
+    except DomainHasMailboxes:
+        context["blocked"] = True
+        if request.htmx:  # htmx swaps only 2xx: the explanation replaces the delete card
+            return regions(request, DOMAIN_TEMPLATE, ["domain-delete"], context)
+        return render(request, DOMAIN_CONFIRM_TEMPLATE, context, status=409)
+    messages.success(request, f"{domain.name} deleted. Its DNS records can be removed at its DNS provider.")
+    url = reverse("portal:domains")
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
