@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from mailcore.store.base import FolderNotFound, MessageNotFound, QuotaExceeded, StoreError, StoreUnavailable
+from mailcore.errors import DomainError, ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,24 @@ def _first_messages(errors, prefix: str = "") -> list[str]:
     return [f"{field}: {errors}" if field else str(errors)]
 
 
+# The one mapping from domain error codes to HTTP statuses (the MCP tools report the same status).
+HTTP_STATUS = {
+    ErrorCode.INVALID: 400,
+    ErrorCode.PAYMENT_REQUIRED: 402,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.CONFLICT: 409,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.UNAVAILABLE: 502,
+    ErrorCode.STORAGE_FULL: 507,
+}
+
+
+def domain_error_response(exc: DomainError) -> Response:
+    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+    return Response({"detail": exc.detail}, status=HTTP_STATUS[exc.code], headers=headers)
+
+
 def validation_detail(errors) -> str:
     """The one-line `detail` of a 422: the first message of each field, with its path."""
     return "Validation failed: " + ("; ".join(_first_messages(errors)) or "Invalid input.")
@@ -56,8 +74,8 @@ def exception_handler(exc, context):
 
     if isinstance(exc, exceptions.ValidationError):
         return validation_response(exc.detail)
-    if isinstance(exc, StoreError):
-        return _store_error_response(exc)
+    if isinstance(exc, DomainError):
+        return domain_error_response(exc)
 
     response = drf_exception_handler(exc, context)
     if response is None:
@@ -66,13 +84,3 @@ def exception_handler(exc, context):
     if not (isinstance(response.data, dict) and isinstance(response.data.get("detail"), str)):
         response.data = {"detail": str(response.data)}
     return response
-
-
-def _store_error_response(exc: StoreError) -> Response:
-    if isinstance(exc, (FolderNotFound, MessageNotFound)):
-        return Response({"detail": str(exc)}, status=404)
-    if isinstance(exc, QuotaExceeded):
-        return Response({"detail": str(exc)}, status=507)
-    if isinstance(exc, StoreUnavailable):
-        return Response({"detail": f"The mail server could not be reached: {exc}"}, status=502)
-    return Response({"detail": str(exc)}, status=400)

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from api.inputs import StrictInput
 from api.pagination import page_query
 from api.hosting.access import HostingApi
-from api.hosting.views import MAILBOXES, Conflict
+from api.hosting.views import MAILBOXES
 from mailcore.mailboxes import aliases, forwarding
 from mailcore.mailboxes.services import mailbox_set_identity
 from mailcore.partners.models import PartnerMailbox
@@ -26,11 +26,6 @@ TAG = "hosting: mailbox management"
 HTML_INVALID_LINK = OpenApiResponse(OpenApiTypes.STR, description="Tampered or expired link, or the rule is gone; "
                                     "the page says which")
 SIGNATURE_MAX = 10_000
-
-
-class MailNotSent(exceptions.APIException):
-    status_code = 502
-    default_detail = "The mail server could not be reached."
 
 
 def _no_control_characters(value: str) -> str:
@@ -90,10 +85,7 @@ class HostingForwardingListApi(_MailboxApi):
         partner_mailbox = self.partner_mailbox(mailbox_id)
         data = ForwardingRuleCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            rule = forwarding.forwarding_rule_create(mailbox=partner_mailbox.mailbox, **data.validated_data)
-        except forwarding.ConfirmationNotSent as exc:
-            raise MailNotSent(str(exc)) from None
+        rule = forwarding.forwarding_rule_create(mailbox=partner_mailbox.mailbox, **data.validated_data)
         return Response(ForwardingRuleOutput(rule).data, status=201)
 
 
@@ -166,10 +158,7 @@ class HostingAliasListApi(_MailboxApi):
         data.is_valid(raise_exception=True)
         if data.validated_data["mailbox"].strip().lower() != mailbox.address.lower():
             raise exceptions.ValidationError({"mailbox": [f"must be this mailbox's address, {mailbox.address}"]})
-        try:
-            alias = aliases.alias_create(mailbox=mailbox, alias_address=data.validated_data["alias_address"])
-        except aliases.AliasTaken as exc:
-            raise Conflict(str(exc)) from None
+        alias = aliases.alias_create(mailbox=mailbox, alias_address=data.validated_data["alias_address"])
         return Response(AliasOutput(alias).data, status=201)
 
 

@@ -29,7 +29,6 @@ from mailcore.partners.selectors import (
     partner_summary,
 )
 from mailcore.partners.services import (
-    ClientHasDomains,
     client_create,
     client_delete,
     client_update,
@@ -40,16 +39,6 @@ DOMAINS = {"GET": "partner:domains:read", "POST": "partner:domains:write", "DELE
            "PATCH": "partner:domains:write"}
 MAILBOXES = {"GET": "partner:mailboxes:read", "POST": "partner:mailboxes:write", "DELETE": "partner:mailboxes:write",
              "PATCH": "partner:mailboxes:write"}
-
-
-class Conflict(exceptions.APIException):
-    status_code = 409
-    default_detail = "Conflict."
-
-
-class PaymentRequired(exceptions.APIException):
-    status_code = 402
-    default_detail = "Payment required."
 
 
 # domains
@@ -79,15 +68,8 @@ class HostingDomainListApi(HostingApi):
             client = PartnerClient.objects.filter(partner=self.partner, pk=data.validated_data["client_id"]).first()
             if client is None:
                 raise exceptions.NotFound("No client with this id.")
-        try:
-            domain = domain_claims.domain_add_for_partner(partner=self.partner, name=data.validated_data["domain_name"],
-                                                    client=client)
-        except domains.InvalidDomainName as exc:
-            raise exceptions.ParseError(str(exc)) from None
-        except domain_claims.DomainTaken as exc:
-            raise Conflict(str(exc)) from None
-        except domain_claims.DomainLimitReached as exc:
-            raise PaymentRequired(str(exc)) from None
+        domain = domain_claims.domain_add_for_partner(partner=self.partner, name=data.validated_data["domain_name"],
+                                                      client=client)
         return Response(DomainOutput(domain).data, status=201)
 
 
@@ -101,10 +83,7 @@ class HostingDomainDetailApi(HostingApi):
     @extend_schema(tags=["hosting: domains"], responses={204: None},
                    summary="Delete a domain (409 while it has mailboxes)")
     def delete(self, request, domain_id: int):
-        try:
-            domain_claims.domain_delete(domain=partner_domain_get(partner=self.partner, domain_id=domain_id))
-        except domain_claims.DomainHasMailboxes as exc:
-            raise Conflict(str(exc)) from None
+        domain_claims.domain_delete(domain=partner_domain_get(partner=self.partner, domain_id=domain_id))
         return Response(status=204)
 
 
@@ -167,10 +146,7 @@ class HostingClientDetailApi(HostingApi):
 
     @extend_schema(tags=["hosting: clients"], responses={204: None}, summary="Delete a client (409 while it has domains)")
     def delete(self, request, client_id: int):
-        try:
-            client_delete(client=partner_client_get(partner=self.partner, client_id=client_id))
-        except ClientHasDomains as exc:
-            raise Conflict(str(exc)) from None
+        client_delete(client=partner_client_get(partner=self.partner, client_id=client_id))
         return Response(status=204)
 
 
@@ -234,14 +210,7 @@ class HostingMailboxListApi(HostingApi):
         fields = dict(data.validated_data)
         fields.pop("return_url", None)
         domain = partner_domain_get(partner=self.partner, domain_id=fields.pop("domain_id"))
-        try:
-            created = mailboxes.partner_mailbox_create(partner=self.partner, domain=domain, **fields)
-        except (mailboxes.DomainNotVerified, mailboxes.NotPayAsYouGo) as exc:
-            raise exceptions.ParseError(str(exc)) from None
-        except mailboxes.NoSlotAvailable as exc:
-            raise PaymentRequired(str(exc)) from None
-        except mailboxes.MailboxExists as exc:
-            raise Conflict(str(exc)) from None
+        created = mailboxes.partner_mailbox_create(partner=self.partner, domain=domain, **fields)
         return Response(PartnerMailboxOutput(created).data, status=201)
 
 

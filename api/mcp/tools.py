@@ -17,18 +17,17 @@ from rest_framework import serializers
 from rest_framework.serializers import as_serializer_error
 
 from api.inputs import StrictInput
-from api.exceptions import validation_detail
+from api.exceptions import HTTP_STATUS, validation_detail
 from api.views.inbox import MessageSummaryOutput
 from api.views.mailboxes import MailboxOutput
 from api.views.sending import SendInput, send_result
 from mailcore.accounts.models import Account, User
 from mailcore.apikeys.models import ApiKey
+from mailcore.errors import DomainError
 from mailcore.inbox.connected import mailbox_has_cached_session, mailbox_session_touch
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import label_list, mailbox_get_by_address, mailbox_list
-from mailcore.sending.quota import SendQuotaExceeded
-from mailcore.sending.services import MailboxLocked, mail_send
-from mailcore.store.base import FolderNotFound, MessageNotFound, QuotaExceeded, StoreError, StoreUnavailable
+from mailcore.sending.services import mail_send
 from mailcore.store.factory import store_for
 from mailcore.usage.services import usage_take_ai_request
 
@@ -146,17 +145,17 @@ def _count_ai_request(mailbox: Mailbox) -> None:
         )
 
 
+def tool_error(exc: DomainError) -> ToolError:
+    """A domain error as the agent reads it: the REST API's status for its code (one mapping)."""
+    extra = {"retry_after": exc.retry_after} if exc.retry_after is not None else {}
+    return ToolError(exc.detail, status=HTTP_STATUS[exc.code], retryable=exc.retryable, **extra)
+
+
 def _from_store(read: Callable):
     try:
         return read()
-    except (FolderNotFound, MessageNotFound) as exc:
-        raise ToolError(str(exc), status=404) from None
-    except QuotaExceeded as exc:
-        raise ToolError(str(exc), status=507) from None
-    except StoreUnavailable as exc:
-        raise ToolError(f"The mail server could not be reached: {exc}", status=502, retryable=True) from None
-    except StoreError as exc:
-        raise ToolError(str(exc), status=400) from None
+    except DomainError as exc:
+        raise tool_error(exc) from None
 
 
 def _summaries(mailbox: Mailbox, messages) -> list[dict]:
@@ -177,10 +176,8 @@ def send_email(caller: Caller, arguments: dict) -> dict:
         message = mail_send(account=caller.account, user=caller.user, data=data)
     except ValidationError as exc:
         raise _validation_failed(as_serializer_error(exc)) from None
-    except SendQuotaExceeded as exc:
-        raise ToolError(exc.detail, status=429, retryable=True, retry_after=exc.retry_after) from None
-    except MailboxLocked as exc:
-        raise ToolError(str(exc), status=403) from None
+    except DomainError as exc:
+        raise tool_error(exc) from None
     return dict(send_result(message))
 
 

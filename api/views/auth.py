@@ -10,7 +10,7 @@ from api.inputs import StrictInput
 from api.authentication import SESSION_ONLY, request_client_ip
 from mailcore.apikeys.models import SessionToken
 from mailcore.apikeys.services import CredentialRejected
-from mailcore.apikeys.sessions import LoginThrottled, session_login, session_token_revoke
+from mailcore.apikeys.sessions import session_login, session_token_revoke
 
 
 class LoginInput(StrictInput):
@@ -43,8 +43,6 @@ class AuthLoginApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             token, raw = session_login(client_ip=request_client_ip(request), **data.validated_data)
-        except LoginThrottled as exc:
-            raise exceptions.Throttled(wait=exc.retry_after, detail=str(exc)) from None
         except CredentialRejected as exc:
             error = exceptions.PermissionDenied if exc.status == 403 else exceptions.AuthenticationFailed
             raise error(exc.detail) from None

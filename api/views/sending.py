@@ -1,6 +1,6 @@
 """POST /mail/send, the scheduled-mail endpoints and /mail/templates."""
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -9,8 +9,7 @@ from api.pagination import page_query
 from api.permissions import request_account
 from mailcore.apikeys.models import ApiKey
 from mailcore.paging import page_window
-from mailcore.sending.quota import SendQuotaExceeded
-from mailcore.sending.services import MailboxLocked, mail_send, scheduled_cancel, scheduled_list
+from mailcore.sending.services import mail_send, scheduled_cancel, scheduled_list
 from mailcore.sending.mail_templates import (
     template_create,
     template_delete,
@@ -69,15 +68,8 @@ def send_result(message) -> dict:
 
 
 def send(request, data: dict) -> dict:
-    """POST /mail/send's call of the send service, its domain errors as HTTP errors (the agent tool
-    send_email calls the same service and turns them into tool errors)."""
-    try:
-        message = mail_send(account=request_account(request), user=request_user(request), data=data)
-    except SendQuotaExceeded as exc:
-        raise exceptions.Throttled(wait=exc.retry_after, detail=exc.detail) from None
-    except MailboxLocked as exc:
-        raise exceptions.PermissionDenied(str(exc)) from None
-    return send_result(message)
+    """POST /mail/send's call of the send service (the agent tool send_email calls the same one)."""
+    return send_result(mail_send(account=request_account(request), user=request_user(request), data=data))
 
 
 class MailSendApi(APIView):

@@ -4,7 +4,7 @@ A session works, and so does an API key with scope `webhooks`, so that automatio
 subscribe and unsubscribe by themselves (REST hooks); see docs/decisions.md.
 """
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -13,7 +13,6 @@ from api.permissions import request_account
 from mailcore.events.catalog import EVENTS
 from mailcore.webhooks.selectors import delivery_get, delivery_list, endpoint_get, endpoint_list
 from mailcore.webhooks.services import (
-    DeliveryNotRetryable,
     delivery_replay,
     delivery_retry,
     endpoint_create,
@@ -157,10 +156,7 @@ class WebhookDeliveryRetryApi(_WebhookApi):
                    summary="One fresh attempt for a dead or failed delivery (400 otherwise)")
     def post(self, request, webhook_id: int, delivery_id: int):
         delivery = delivery_get(endpoint=self.endpoint(request, webhook_id), delivery_id=delivery_id)
-        try:
-            return Response(DeliveryOutput(delivery_retry(delivery=delivery)).data)
-        except DeliveryNotRetryable as exc:
-            raise exceptions.ParseError(str(exc)) from None
+        return Response(DeliveryOutput(delivery_retry(delivery=delivery)).data)
 
 
 class WebhookDeliveryReplayApi(_WebhookApi):

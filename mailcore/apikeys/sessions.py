@@ -8,6 +8,7 @@ from django.contrib.auth import authenticate
 from django.core.cache import cache
 from django.utils import timezone
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import User
 from mailcore.apikeys.models import SessionToken
 from mailcore.apikeys.services import CredentialRejected
@@ -16,10 +17,11 @@ from mailcore.credentials import credential_new, digest_matches, prefix_of
 SESSION_TOKEN_KIND = "st"
 
 
-class LoginThrottled(Exception):
+class LoginThrottled(DomainError):
+    code = ErrorCode.RATE_LIMITED
+
     def __init__(self, retry_after: int):
-        super().__init__(f"Too many failed logins. Try again in {retry_after} seconds.")
-        self.retry_after = retry_after
+        super().__init__(f"Too many failed logins. Try again in {retry_after} seconds.", retry_after=retry_after)
 
 
 class EmailNotVerified(CredentialRejected):

@@ -5,6 +5,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import Account
 from mailcore.domains.dnscheck import DnsProblem, DnsRecord, check_records, expected_records, public_record
 from mailcore.domains.models import Domain
@@ -16,8 +17,8 @@ RECHECK_DELAYS = [timedelta(minutes=5), timedelta(minutes=15), timedelta(hours=1
 FAILURES_BEFORE_REPORT = 3
 
 
-class InvalidDomainName(Exception):
-    pass
+class InvalidDomainName(DomainError):
+    code = ErrorCode.INVALID
 
 
 

@@ -4,6 +4,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Alias, Mailbox
 
@@ -11,8 +12,10 @@ from mailcore.mailboxes.models import Alias, Mailbox
 ALIAS_LOCAL_PART = re.compile(r"^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$")
 
 
-class AliasTaken(Exception):
+class AliasTaken(DomainError):
     """A mailbox or another alias already has the address."""
+
+    code = ErrorCode.CONFLICT
 
 
 def _address_taken(address: str) -> bool:

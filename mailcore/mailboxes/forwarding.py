@@ -16,6 +16,7 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
 
 log = logging.getLogger(__name__)
@@ -33,8 +34,10 @@ class ConfirmationInvalid(Exception):
     """The link is tampered, expired, or its rule is gone."""
 
 
-class ConfirmationNotSent(Exception):
+class ConfirmationNotSent(DomainError):
     """The confirmation mail could not be handed to the mail server; no rule was kept."""
+
+    code = ErrorCode.UNAVAILABLE
 
 
 def _clean_target(mailbox: Mailbox, forward_to: str) -> str:

@@ -2,6 +2,7 @@
 deleting it with what hangs on the name."""
 from django.db import IntegrityError, transaction
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.partners.models import HostingPartner
 from mailcore.domains.dkim import dkim_key_for
 from mailcore.domains.dnscheck import expected_records
@@ -12,16 +13,16 @@ from mailcore.mailboxes.models import Alias
 from mailcore.partners.models import PartnerClient
 
 
-class DomainTaken(Exception):
-    pass
+class DomainTaken(DomainError):
+    code = ErrorCode.CONFLICT
 
 
-class DomainLimitReached(Exception):
-    pass
+class DomainLimitReached(DomainError):
+    code = ErrorCode.PAYMENT_REQUIRED
 
 
-class DomainHasMailboxes(Exception):
-    pass
+class DomainHasMailboxes(DomainError):
+    code = ErrorCode.CONFLICT
 
 
 def domain_add_for_partner(*, partner: HostingPartner, name: str, client: PartnerClient | None = None) -> Domain:

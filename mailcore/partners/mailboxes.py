@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import Plan
 from mailcore.partners.models import HostingPartner
 from mailcore.domains.models import Domain
@@ -25,20 +26,20 @@ LOCAL_PART = re.compile(r"^[a-z0-9](?:[a-z0-9._+-]{0,62}[a-z0-9])?$")
 RENEWAL = timedelta(days=30)
 
 
-class DomainNotVerified(Exception):
-    pass
+class DomainNotVerified(DomainError):
+    code = ErrorCode.INVALID
 
 
-class NoSlotAvailable(Exception):
-    pass
+class NoSlotAvailable(DomainError):
+    code = ErrorCode.PAYMENT_REQUIRED
 
 
-class MailboxExists(Exception):
-    pass
+class MailboxExists(DomainError):
+    code = ErrorCode.CONFLICT
 
 
-class NotPayAsYouGo(Exception):
-    pass
+class NotPayAsYouGo(DomainError):
+    code = ErrorCode.INVALID
 
 
 

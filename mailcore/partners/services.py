@@ -4,14 +4,15 @@ from datetime import timedelta
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import Account
 from mailcore.partners.models import HostingPartner, LapseAction, MailboxSlot, PartnerClient
 
 _UNSET = object()
 
 
-class ClientHasDomains(Exception):
-    pass
+class ClientHasDomains(DomainError):
+    code = ErrorCode.CONFLICT
 
 
 def _lapse_action(value, field: str, *, allow_null: bool) -> str | None:

@@ -9,15 +9,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.mailboxes.models import Mailbox
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 
 
-class SendQuotaExceeded(Exception):
-    def __init__(self, detail: str, retry_after: int):
-        super().__init__(detail)
-        self.detail = detail
-        self.retry_after = retry_after
+class SendQuotaExceeded(DomainError):
+    code = ErrorCode.RATE_LIMITED
 
 
 def _row(model, **key):
@@ -50,7 +48,7 @@ def quota_reserve(*, mailbox: Mailbox, at: datetime | None = None, count: int = 
                 f"its daily quota ({plan.name} plan)." if later else
                 f"{mailbox.address} has used its daily quota of {plan.sends_per_day} sends "
                 f"({plan.name} plan); it resets at 00:00 UTC.",
-                _seconds_until(midnight, now),
+                retry_after=_seconds_until(midnight, now),
             )
         hour_row = _row(MailboxHourlySends, mailbox=mailbox, hour=hour)
         if not hour_row.filter(sends__lte=plan.sends_per_hour - count).update(sends=F("sends") + count):
@@ -59,7 +57,7 @@ def quota_reserve(*, mailbox: Mailbox, at: datetime | None = None, count: int = 
                 f"{hour.isoformat().replace('+00:00', 'Z')}, its hourly limit ({plan.name} plan)." if hour > now else
                 f"{mailbox.address} has used its hourly limit of {plan.sends_per_hour} sends "
                 f"({plan.name} plan); try again after the hour.",
-                _seconds_until(hour + timedelta(hours=1), now),
+                retry_after=_seconds_until(hour + timedelta(hours=1), now),
             )
 
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import Account, User
 from mailcore.domains.dkim import dkim_sign
 from mailcore.domains.names import InvalidHostname, address_to_ascii
@@ -38,8 +39,10 @@ CLAIM_TIMEOUT = timedelta(minutes=5)
 FAILED_LISTED_FOR = timedelta(days=7)
 
 
-class MailboxLocked(Exception):
+class MailboxLocked(DomainError):
     """The sending mailbox is suspended or disabled."""
+
+    code = ErrorCode.FORBIDDEN
 
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from mailcore.errors import DomainError, ErrorCode
+
 # Folders every managed mailbox has, with their IMAP special-use flag (RFC 6154).
 DEFAULT_FOLDERS = {"INBOX": None, "Sent": "\\Sent", "Drafts": "\\Drafts", "Archive": "\\Archive",
                    "Junk": "\\Junk", "Trash": "\\Trash"}
@@ -23,24 +25,32 @@ FLAGGED = "\\Flagged"  # "starred" in the API
 _KEYWORD = re.compile(r"^[!#$&'+,\-./0-9:;<=>?@A-Z^_`a-z|~]+$")
 
 
-class StoreError(Exception):
+class StoreError(DomainError):
     """A store operation could not be done; the message says why in words a user understands."""
+
+    code = ErrorCode.INVALID
 
 
 class FolderNotFound(StoreError):
-    pass
+    code = ErrorCode.NOT_FOUND
 
 
 class MessageNotFound(StoreError):
-    pass
+    code = ErrorCode.NOT_FOUND
 
 
 class StoreUnavailable(StoreError):
     """The server behind the store cannot be reached or refused our login."""
 
+    code = ErrorCode.UNAVAILABLE
+
+    @property
+    def detail(self) -> str:
+        return f"The mail server could not be reached: {self}"
+
 
 class QuotaExceeded(StoreError):
-    pass
+    code = ErrorCode.STORAGE_FULL
 
 
 def validate_folder(folder: str) -> str:

@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import Account
 from mailcore.events.catalog import EVENTS
 from mailcore.events.models import Event
@@ -17,8 +18,8 @@ from mailcore.webhooks.safety import UnsafeDestination, check_url_shape
 MAX_ENDPOINTS = 10
 
 
-class DeliveryNotRetryable(Exception):
-    pass
+class DeliveryNotRetryable(DomainError):
+    code = ErrorCode.INVALID
 
 
 def _new_secret() -> str:
