@@ -268,7 +268,9 @@ def smtp_benchmark(messages: int, warmup: int, sink_port: int, handler, profile:
     from mailcore.domains.models import Domain
     from mailcore.mailboxes.services import mailbox_create
     from mailcore.outbound.models import OutboundMessage
-    from mailcore.sending.services import mail_send, outbound_dispatch_due
+    from mailcore.sending.dispatch import outbound_dispatch_due
+    from mailcore.sending.inputs import SendRequest
+    from mailcore.sending.services import mail_send
 
     # The HTTP part's sandbox rows were never dispatched (no worker ran); count them, then remove
     # them so that the dispatch below handles only this part's messages.
@@ -287,10 +289,10 @@ def smtp_benchmark(messages: int, warmup: int, sink_port: int, handler, profile:
 
     def create(count: int, tag: str) -> None:
         for index in range(count):
-            mail_send(account=account, user=user, data={
-                "from_email": mailbox.address, "to": [f"rcpt{index}@sink.bench.test"],
-                "subject": f"Benchmark {tag} {index}", "body_html": BODY_HTML,
-            })
+            mail_send(account=account, user=user, request=SendRequest(
+                from_email=mailbox.address, to=[f"rcpt{index}@sink.bench.test"],
+                subject=f"Benchmark {tag} {index}", body_html=BODY_HTML,
+            ))
 
     def dispatch_all(budget_s: float = 150) -> int:
         handled, deadline = 0, time.monotonic() + budget_s

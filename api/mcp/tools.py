@@ -18,17 +18,16 @@ from rest_framework.serializers import as_serializer_error
 
 from api.inputs import StrictInput
 from api.exceptions import HTTP_STATUS, validation_detail
-from api.views.inbox import MessageSummaryOutput
-from api.views.mailboxes import MailboxOutput
-from api.views.sending import SendInput, send_result
+from api.serializers import MailboxOutput, MessageSummaryOutput, SendInput, send_result
 from mailcore.accounts.models import Account, User
 from mailcore.apikeys.models import ApiKey
 from mailcore.errors import DomainError
-from mailcore.inbox.connected import mailbox_has_cached_session, mailbox_session_touch
+from mailcore.inbox.connected import mailbox_has_cached_session
+from mailcore.inbox.services import inbox_list, inbox_search
 from mailcore.mailboxes.models import Mailbox
-from mailcore.mailboxes.selectors import label_list, mailbox_get_by_address, mailbox_list
+from mailcore.mailboxes.selectors import mailbox_get_by_address, mailbox_list
+from mailcore.sending.inputs import SendRequest
 from mailcore.sending.services import mail_send
-from mailcore.store.factory import store_for
 from mailcore.usage.services import usage_take_ai_request
 
 SEARCH_LIMIT = 50
@@ -158,12 +157,8 @@ def _from_store(read: Callable):
         raise tool_error(exc) from None
 
 
-def _summaries(mailbox: Mailbox, messages) -> list[dict]:
-    labels = {label.keyword: label.pk for label in label_list(account=mailbox.account)}
-    return [
-        MessageSummaryOutput({**vars(m), "labels": [labels[k] for k in m.keywords if k in labels]}).data
-        for m in messages
-    ]
+def _summaries(items) -> list[dict]:
+    return [MessageSummaryOutput(item.record()).data for item in items]
 
 
 # The tools ---------------------------------------------------------------------------------------
@@ -173,7 +168,7 @@ def send_email(caller: Caller, arguments: dict) -> dict:
     mailbox = _mailbox(caller, data["from_email"])
     _count_ai_request(mailbox)
     try:
-        message = mail_send(account=caller.account, user=caller.user, data=data)
+        message = mail_send(account=caller.account, user=caller.user, request=SendRequest.from_data(data))
     except ValidationError as exc:
         raise _validation_failed(as_serializer_error(exc)) from None
     except DomainError as exc:
@@ -192,9 +187,9 @@ def search_emails(caller: Caller, arguments: dict) -> dict:
     mailbox = _mailbox(caller, data["email"])
     _readable(mailbox)
     _count_ai_request(mailbox)
-    found = _from_store(lambda: store_for(mailbox).search(data["folder"], data["q"], limit=SEARCH_LIMIT + 1))
-    mailbox_session_touch(mailbox=mailbox)
-    messages = _summaries(mailbox, found[:SEARCH_LIMIT])
+    found = _from_store(lambda: inbox_search(mailbox=mailbox, folder=data["folder"], query=data["q"],
+                                             limit=SEARCH_LIMIT + 1))
+    messages = _summaries(found[:SEARCH_LIMIT])
     return {"email": mailbox.address, "folder": data["folder"], "q": data["q"], "messages": messages,
             "count": len(messages), "truncated": len(found) > SEARCH_LIMIT}
 
@@ -204,9 +199,8 @@ def list_recent_messages(caller: Caller, arguments: dict) -> dict:
     mailbox = _mailbox(caller, data["email"])
     _readable(mailbox)
     _count_ai_request(mailbox)
-    page = _from_store(lambda: store_for(mailbox).list(data["folder"], per_page=data["per_page"]))
-    mailbox_session_touch(mailbox=mailbox)
-    return {"email": mailbox.address, "folder": data["folder"], "messages": _summaries(mailbox, page.messages),
+    page = _from_store(lambda: inbox_list(mailbox=mailbox, folder=data["folder"], per_page=data["per_page"]))
+    return {"email": mailbox.address, "folder": data["folder"], "messages": _summaries(page.messages),
             "total": page.total, "per_page": page.per_page}
 
 

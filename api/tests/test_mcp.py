@@ -18,7 +18,7 @@ from testkit.clients import new_key
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.mailboxes.models import Label, Mailbox
 from mailcore.outbound.models import OutboundMessage
-from mailcore.sending.services import outbound_dispatch_due
+from mailcore.sending.dispatch import outbound_dispatch_due
 from mailcore.store.factory import store_for
 from testkit.factories import UserFactory, make_mailbox, make_message
 from mailcore.usage.models import MailboxDailyUsage

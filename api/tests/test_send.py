@@ -17,7 +17,7 @@ from mailcore.dnslookup import dkim_dnsfunc
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.events.models import Event
 from mailcore.outbound.models import OutboundMessage
-from mailcore.sending.services import outbound_dispatch_due
+from mailcore.sending.dispatch import outbound_dispatch_due
 from mailcore.store.factory import store_for
 from testkit.factories import make_mailbox
 from testkit.smtp_sink import smtp_sink
@@ -313,6 +313,7 @@ def test_the_quota_holds_under_concurrent_requests(plans, charlie_factory):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_send_a_due_message_exactly_once(plans, charlie_factory, settings):
+    from mailcore.sending.inputs import SendRequest
     from mailcore.sending.services import mail_send
 
     user = charlie_factory()
@@ -321,7 +322,7 @@ def test_two_workers_send_a_due_message_exactly_once(plans, charlie_factory, set
         settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
         for n in range(6):
             mail_send(account=user.account, user=user,
-                      data={"from_email": "once@charlie.test", "to": [f"r{n}@remote.test"], "body_text": "x"})
+                      request=SendRequest(from_email="once@charlie.test", to=[f"r{n}@remote.test"], body_text="x"))
         barrier = threading.Barrier(2)
 
         def worker():

@@ -13,7 +13,7 @@ from django.utils import timezone
 from testkit.clients import login_client, new_key
 from mailcore.events.models import Event
 from mailcore.outbound.models import OutboundMessage
-from mailcore.sending.services import CLAIM_TIMEOUT, MAX_ATTEMPTS, outbound_dispatch_due
+from mailcore.sending.dispatch import CLAIM_TIMEOUT, MAX_ATTEMPTS, outbound_dispatch_due
 from mailcore.store.factory import store_for
 from testkit.factories import make_mailbox
 from mailcore.webhooks.delivery import webhooks_deliver_due

@@ -6,7 +6,7 @@ from django.core import signing
 
 from testkit.clients import new_key
 from mailcore.events.models import Event
-from mailcore.sending.services import outbound_dispatch_due
+from mailcore.sending.dispatch import outbound_dispatch_due
 from testkit.factories import make_mailbox
 from testkit.smtp_sink import smtp_sink
 

@@ -7,14 +7,18 @@ from rest_framework.views import APIView
 
 from api.inputs import StrictInput
 from api.pagination import page_query
+from api.serializers import MessageSummaryOutput
 from api.permissions import request_account
-from mailcore.inbox.connected import mailbox_session_touch
-from mailcore.inbox.services import message_update
-from mailcore.mailboxes.models import Label, Mailbox
-from mailcore.mailboxes.selectors import label_list, mailbox_get_by_address
-from mailcore.sanitize import sanitize_mail_html
-from mailcore.store.factory import store_for
-from mailcore.store.reading import attachment_payload, read
+from mailcore.inbox.services import (
+    inbox_attachment,
+    inbox_folders,
+    inbox_list,
+    inbox_message,
+    message_delete,
+    message_update,
+)
+from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.selectors import mailbox_get_by_address
 
 EMAIL_PARAM = OpenApiParameter("email", str, required=True, description="The mailbox address (one of yours).")
 FOLDER_PARAM = OpenApiParameter("folder", str, description="IMAP folder; default INBOX.")
@@ -43,27 +47,6 @@ def _query(serializer_class, request) -> dict:
 
 def _mailbox(request, address: str) -> Mailbox:
     return mailbox_get_by_address(account=request_account(request), address=address)
-
-
-def _label_ids(keywords, labels_by_keyword: dict[str, Label]) -> list[int]:
-    return [labels_by_keyword[k].pk for k in keywords if k in labels_by_keyword]
-
-
-class MessageSummaryOutput(serializers.Serializer):
-    uid = serializers.IntegerField()
-    subject = serializers.CharField()
-    sender = serializers.CharField(source="from_")
-    date = serializers.DateTimeField(allow_null=True)
-    seen = serializers.BooleanField()
-    starred = serializers.BooleanField()
-    has_attachments = serializers.BooleanField()
-    size = serializers.IntegerField()
-    labels = serializers.ListField(child=serializers.IntegerField())
-
-    def to_representation(self, instance):
-        data = super().to_representation(instance)
-        data["from"] = data.pop("sender")
-        return data
 
 
 class MessageListOutput(serializers.Serializer):
@@ -150,18 +133,13 @@ class InboxListApi(APIView):
     )
     def get(self, request):
         query = _query(ListQuery, request)
-        mailbox = _mailbox(request, query["email"])
-        labels = {label.keyword: label for label in label_list(account=mailbox.account)}
-        keyword = None
-        if "label" in query:
-            keyword = next((k for k, label in labels.items() if label.pk == query["label"]), f"$label{query['label']}")
-        page = store_for(mailbox).list(
-            query["folder"], page=query["page"], per_page=query["per_page"], starred_only=query["starred_only"],
-            unseen_only=query["unseen_only"], keyword=keyword,
+        found = inbox_list(
+            mailbox=_mailbox(request, query["email"]), folder=query["folder"], page=query["page"],
+            per_page=query["per_page"], starred_only=query["starred_only"], unseen_only=query["unseen_only"],
+            label_id=query.get("label"),
         )
-        mailbox_session_touch(mailbox=mailbox)
-        messages = [{**vars(m), "labels": _label_ids(m.keywords, labels)} for m in page.messages]
-        return Response(MessageListOutput({**vars(page), "messages": messages}).data)
+        messages = [item.record() for item in found.messages]
+        return Response(MessageListOutput({**vars(found), "messages": messages}).data)
 
 
 class InboxMessageApi(APIView):
@@ -178,27 +156,20 @@ class InboxMessageApi(APIView):
     def get(self, request, uid: int):
         query = _query(MessageQuery, request)
         mailbox = _mailbox(request, query["email"])
-        stored = store_for(mailbox).fetch(query["folder"], uid)
-        message = read(stored.raw)
-        html = sanitize_mail_html(message.html, allow_remote_images=query["allow_remote_images"])
-        labels = {label.keyword: label for label in label_list(account=mailbox.account)}
+        found = inbox_message(mailbox=mailbox, folder=query["folder"], uid=uid,
+                              allow_remote_images=query["allow_remote_images"])
+        message = found.read
         base = request.build_absolute_uri(f"/inbox/{uid}/attachments/")
         record = {
             **vars(message),
-            "uid": stored.uid,
-            "folder": stored.folder,
+            **{name: getattr(found, name) for name in ("uid", "folder", "seen", "starred", "labels", "size",
+                                                        "body_html", "remote_images_blocked")},
             "sender": message.from_,
-            "seen": stored.seen,
-            "starred": stored.starred,
-            "labels": _label_ids(stored.flags, labels),
-            "size": len(stored.raw),
             "headers": [{"name": name, "value": value} for name, value in message.headers],
             "body_text": message.text,
-            "body_html": html.html,
-            "remote_images_blocked": html.remote_images_blocked,
             "attachments": [
-                {**vars(a), "url": f"{base}{a.index}?email={mailbox.address}&folder={stored.folder}"}
-                for a in message.attachments
+                {**vars(a), "url": f"{base}{a.index}?email={mailbox.address}&folder={found.folder}"}
+                for a in found.attachments
             ],
         }
         return Response(MessageOutput(record).data)
@@ -229,7 +200,7 @@ class InboxMessageApi(APIView):
     )
     def delete(self, request, uid: int):
         query = _query(MailboxQuery, request)
-        store_for(_mailbox(request, query["email"])).delete(query["folder"], uid)
+        message_delete(mailbox=_mailbox(request, query["email"]), folder=query["folder"], uid=uid)
         return Response(status=204)
 
 
@@ -244,11 +215,8 @@ class InboxAttachmentApi(APIView):
     )
     def get(self, request, uid: int, index: int):
         query = _query(MailboxQuery, request)
-        stored = store_for(_mailbox(request, query["email"])).fetch(query["folder"], uid)
-        found = attachment_payload(stored.raw, index)
-        if found is None:
-            return Response({"detail": f"message {uid} has no attachment {index}"}, status=404)
-        attachment, payload = found
+        attachment, payload = inbox_attachment(mailbox=_mailbox(request, query["email"]), folder=query["folder"],
+                                               uid=uid, index=index)
         response = HttpResponse(payload, content_type="application/octet-stream")
         safe_name = "".join(c for c in attachment.filename if c.isprintable() and c not in '"\\/') or "attachment"
         response["Content-Disposition"] = f'attachment; filename="{safe_name}"'
@@ -267,6 +235,5 @@ class InboxFoldersApi(APIView):
     )
     def get(self, request):
         query = _query(MailboxQuery, request)
-        mailbox = _mailbox(request, query["email"])
-        folders = store_for(mailbox).folders()
+        folders = inbox_folders(mailbox=_mailbox(request, query["email"]))
         return Response(FolderListOutput({"folders": [vars(folder) for folder in folders]}).data)

@@ -7,20 +7,10 @@ from rest_framework.views import APIView
 
 from api.inputs import StrictInput
 from api.permissions import request_account
+from api.serializers import MailboxOutput
 from mailcore.inbox.connected import mailbox_connect
 from mailcore.mailboxes.selectors import mailbox_get_by_address, mailbox_list
 from mailcore.usage.selectors import mailbox_usage
-
-
-class MailboxOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    email = serializers.CharField(source="address")
-    kind = serializers.CharField(help_text="managed (hosted here) or connected (IMAP at another provider)")
-    display_name = serializers.CharField()
-    plan = serializers.CharField(source="effective_plan.code")
-    quota_mb = serializers.IntegerField()
-    is_active = serializers.BooleanField()
-    created_at = serializers.DateTimeField()
 
 
 class ConnectInput(StrictInput):

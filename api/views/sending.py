@@ -7,8 +7,10 @@ from rest_framework.views import APIView
 from api.inputs import StrictInput
 from api.pagination import page_query
 from api.permissions import request_account
+from api.serializers import SendInput, SendResult, send_result
 from mailcore.apikeys.models import ApiKey
 from mailcore.paging import page_window
+from mailcore.sending.inputs import SendRequest
 from mailcore.sending.services import mail_send, scheduled_cancel, scheduled_list
 from mailcore.sending.mail_templates import (
     template_create,
@@ -26,50 +28,11 @@ def request_user(request):
     return request.user
 
 
-class AttachmentInput(StrictInput):
-    filename = serializers.CharField(max_length=255)
-    content_base64 = serializers.CharField(trim_whitespace=False)
-    content_type = serializers.CharField(max_length=255, default="application/octet-stream")
-
-
-class SendInput(StrictInput):
-    from_email = serializers.EmailField()
-    to = serializers.ListField(child=serializers.CharField(max_length=320), min_length=1, max_length=50)
-    cc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
-    bcc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
-    subject = serializers.CharField(required=False, allow_blank=True, max_length=998)
-    body_html = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
-    body_text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
-    template_id = serializers.IntegerField(required=False)
-    variables = serializers.DictField(required=False, default=dict)
-    reply_to = serializers.CharField(required=False, allow_blank=True, max_length=320)
-    track_opens = serializers.BooleanField(required=False, default=False)
-    scheduled_at = serializers.DateTimeField(required=False)
-    unsend_window = serializers.IntegerField(required=False)
-    attachments = AttachmentInput(many=True, required=False, default=list)
-    sandbox = serializers.BooleanField(required=False, default=False)
-
-
-class SendResult(serializers.Serializer):
-    message_id = serializers.UUIDField()
-    status = serializers.CharField(help_text="sent, or scheduled when scheduled_at or unsend_window was given")
-    scheduled_at = serializers.DateTimeField(allow_null=True)
-    scheduled_id = serializers.IntegerField(allow_null=True)
-
-
-def send_result(message) -> dict:
-    held = message.is_held
-    return SendResult({
-        "message_id": message.message_id,
-        "status": "scheduled" if held else "sent",
-        "scheduled_at": message.due_at if held else None,
-        "scheduled_id": message.pk if held else None,
-    }).data
-
-
 def send(request, data: dict) -> dict:
     """POST /mail/send's call of the send service (the agent tool send_email calls the same one)."""
-    return send_result(mail_send(account=request_account(request), user=request_user(request), data=data))
+    message = mail_send(account=request_account(request), user=request_user(request),
+                        request=SendRequest.from_data(data))
+    return send_result(message)
 
 
 class MailSendApi(APIView):

@@ -1,0 +1,74 @@
+"""Records that more than one interface of the API shows or takes (REST views and the MCP tools):
+defined once here, never imported from another view module."""
+from rest_framework import serializers
+
+from api.inputs import StrictInput
+
+
+class MailboxOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    email = serializers.CharField(source="address")
+    kind = serializers.CharField(help_text="managed (hosted here) or connected (IMAP at another provider)")
+    display_name = serializers.CharField()
+    plan = serializers.CharField(source="effective_plan.code")
+    quota_mb = serializers.IntegerField()
+    is_active = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class MessageSummaryOutput(serializers.Serializer):
+    uid = serializers.IntegerField()
+    subject = serializers.CharField()
+    sender = serializers.CharField(source="from_")
+    date = serializers.DateTimeField(allow_null=True)
+    seen = serializers.BooleanField()
+    starred = serializers.BooleanField()
+    has_attachments = serializers.BooleanField()
+    size = serializers.IntegerField()
+    labels = serializers.ListField(child=serializers.IntegerField())
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["from"] = data.pop("sender")
+        return data
+
+
+class AttachmentInput(StrictInput):
+    filename = serializers.CharField(max_length=255)
+    content_base64 = serializers.CharField(trim_whitespace=False)
+    content_type = serializers.CharField(max_length=255, default="application/octet-stream")
+
+
+class SendInput(StrictInput):
+    from_email = serializers.EmailField()
+    to = serializers.ListField(child=serializers.CharField(max_length=320), min_length=1, max_length=50)
+    cc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
+    bcc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
+    subject = serializers.CharField(required=False, allow_blank=True, max_length=998)
+    body_html = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    body_text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    template_id = serializers.IntegerField(required=False)
+    variables = serializers.DictField(required=False, default=dict)
+    reply_to = serializers.CharField(required=False, allow_blank=True, max_length=320)
+    track_opens = serializers.BooleanField(required=False, default=False)
+    scheduled_at = serializers.DateTimeField(required=False)
+    unsend_window = serializers.IntegerField(required=False)
+    attachments = AttachmentInput(many=True, required=False, default=list)
+    sandbox = serializers.BooleanField(required=False, default=False)
+
+
+class SendResult(serializers.Serializer):
+    message_id = serializers.UUIDField()
+    status = serializers.CharField(help_text="sent, or scheduled when scheduled_at or unsend_window was given")
+    scheduled_at = serializers.DateTimeField(allow_null=True)
+    scheduled_id = serializers.IntegerField(allow_null=True)
+
+
+def send_result(message) -> dict:
+    held = message.is_held
+    return SendResult({
+        "message_id": message.message_id,
+        "status": "scheduled" if held else "sent",
+        "scheduled_at": message.due_at if held else None,
+        "scheduled_id": message.pk if held else None,
+    }).data

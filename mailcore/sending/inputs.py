@@ -1,0 +1,39 @@
+"""What a send asks for, typed: the one input every sender builds (POST /mail/send, the agent tool,
+webmail compose, campaign steps) and mail_send checks, in one place."""
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class AttachmentRequest:
+    filename: str
+    content_base64: str
+    content_type: str = "application/octet-stream"
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    from_email: str
+    to: list[str]
+    cc: list[str] = field(default_factory=list)
+    bcc: list[str] = field(default_factory=list)
+    subject: str | None = None  # None: the template's subject, when template_id is given
+    body_html: str = ""
+    body_text: str = ""
+    template_id: int | None = None
+    variables: dict = field(default_factory=dict)
+    reply_to: str = ""
+    track_opens: bool = False
+    scheduled_at: datetime | None = None
+    unsend_window: int | None = None
+    attachments: list[AttachmentRequest] = field(default_factory=list)
+    sandbox: bool = False
+
+    @classmethod
+    def from_data(cls, data: Mapping) -> "SendRequest":
+        """From an interface's parsed input (names as the spec's fields; absent ones take defaults)."""
+        known = {f.name for f in fields(cls)}
+        values = {name: value for name, value in data.items() if name in known and value is not None}
+        values["attachments"] = [AttachmentRequest(**dict(a)) for a in data.get("attachments") or []]
+        return cls(**values)
