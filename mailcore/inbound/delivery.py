@@ -12,14 +12,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from mailcore.events.services import emit
-from mailcore.inbound.lmtp import lmtp_deliver
-from mailcore.inbound.parsing import InboundSummary, fallback_message_id, summarise
+from mailcore.inbound.parsing import InboundSummary, fallback_message_id, read_or_empty, summarise
 from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, resolve
-from mailcore.inbound.threads import is_reply, thread_id
+from mailcore.inbound.threads import is_reply, thread_assign
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.relay import relay
 from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record
-from mailcore.store.base import QuotaExceeded, StoreError
+from mailcore.store.base import DeliveryRefused, QuotaExceeded, StoreError, with_headers
 from mailcore.store.factory import store_for
 from mailcore.timefmt import iso
 
@@ -49,17 +48,6 @@ class DeliveryResult:
     @property
     def temporary(self) -> bool:
         return 400 <= self.code < 500
-
-
-def with_headers(raw: bytes, headers: list[tuple[str, str]]) -> bytes:
-    """Prepend trace headers in the message's own line ending; the rest of the bytes stay as they were."""
-    newline = b"\r\n" if b"\r\n" in raw[:4096] or not raw else b"\n"
-    lines = []
-    for name, value in headers:
-        if "\r" in value or "\n" in value:
-            raise ValueError(f"header {name} would break the message")
-        lines.append(f"{name}: {value}".encode("utf-8") + newline)
-    return b"".join(lines) + raw
 
 
 def _header_block(raw: bytes) -> bytes:
@@ -93,9 +81,11 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *, plan: DeliveryPla
     if isinstance(plan, Rejection):
         return DeliveryResult(recipient, plan.reply)
     mailbox = plan.mailbox
-    if mailbox.address.lower() in delivered_to(raw):
+    trace = delivered_to(raw)
+    if mailbox.address.lower() in trace:
         return DeliveryResult(recipient, FORWARDING_LOOP.reply, mailbox.address)
-    summary = summarise(raw)
+    message = read_or_empty(raw)  # parsed once; the summary and the feedback check both use it
+    summary = summarise(message)
     message_id = summary.message_id or fallback_message_id(raw, settings.MAIL_HOST)
     added = [] if summary.message_id else [("Message-ID", message_id)]
 
@@ -104,14 +94,14 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *, plan: DeliveryPla
         return DeliveryResult(recipient, forwarded.reply, mailbox.address)
     stored = None
     if plan.keep_copy or not forwarded:  # a copy is kept too when every forward was refused: never lose mail
-        stored = _store(mailbox, raw, envelope_from, added)
+        stored = _store(mailbox, with_headers(raw, added), envelope_from)
         if isinstance(stored, Rejection):
             if not forwarded or stored.temporary:
                 return DeliveryResult(recipient, stored.reply, mailbox.address)
             log.warning("%s forwarded but no copy kept in %s: %s", message_id, mailbox.address, stored.reply)
             stored = None
 
-    _announce(mailbox, summary, message_id, stored, forwarded, _feedback(mailbox, raw))
+    _announce(mailbox, summary, message_id, stored, forwarded, _feedback(mailbox, raw, message.content_type, trace))
     log.info("delivered %s for %s: stored=%s forwarded=%s", message_id, recipient, bool(stored), forwarded or "-")
     if stored:
         return DeliveryResult(recipient, "250 2.0.0 Delivered", mailbox.address, True, stored.uid, forwarded)
@@ -140,34 +130,18 @@ def _forward(plan: DeliveryPlan, message: bytes) -> tuple[str, ...] | Rejection:
     return tuple(outcome.recipient for outcome in outcomes if outcome.accepted)
 
 
-def _store(mailbox: Mailbox, raw: bytes, envelope_from: str, added: list[tuple[str, str]]) -> _Stored | Rejection:
-    if settings.MAIL_STORE == "imap":
-        # Through Dovecot's LMTP so its quota applies; it adds Return-Path and Delivered-To itself.
-        message = with_headers(raw, added)
-        reply = lmtp_deliver(settings.DOVECOT_LMTP, envelope_from=envelope_from, recipient=mailbox.address,
-                             raw=message)
-        if not reply.startswith("2"):
-            return _rejection(reply)
-        return _with_usage(mailbox, None, _imap_size(with_headers(message, _trace(mailbox, envelope_from))))
-    message = with_headers(raw, [*_trace(mailbox, envelope_from), *added])
+def _store(mailbox: Mailbox, raw: bytes, envelope_from: str) -> _Stored | Rejection:
+    """Into the mailbox through the store interface (Dovecot's LMTP or the embedded store)."""
     try:
-        uid = store_for(mailbox).append("INBOX", message)
+        delivered = store_for(mailbox).deliver(raw, recipient=mailbox.address, envelope_from=envelope_from)
     except QuotaExceeded:
         return MAILBOX_FULL
+    except DeliveryRefused as refused:
+        return _rejection(refused.reply)
     except StoreError as error:
         log.warning("store refused mail for %s: %s", mailbox.address, error)
         return STORE_UNAVAILABLE
-    return _with_usage(mailbox, uid, len(message))
-
-
-def _trace(mailbox: Mailbox, envelope_from: str) -> list[tuple[str, str]]:
-    """The trace headers the stored copy starts with (Dovecot's LMTP adds the same two itself)."""
-    return [("Return-Path", f"<{envelope_from}>"), ("Delivered-To", mailbox.address)]
-
-
-def _imap_size(stored: bytes) -> int:
-    """RFC822.SIZE as IMAP reports it: the message with CRLF line ends."""
-    return len(stored) + stored.count(b"\n") - stored.count(b"\r\n")
+    return _with_usage(mailbox, delivered.uid, delivered.size)
 
 
 def _with_usage(mailbox: Mailbox, uid: int | None, size: int) -> _Stored:
@@ -179,11 +153,11 @@ def _with_usage(mailbox: Mailbox, uid: int | None, size: int) -> _Stored:
     return _Stored(uid, size, max(after - size, 0), after)
 
 
-def _feedback(mailbox: Mailbox, raw: bytes) -> Feedback | None:
+def _feedback(mailbox: Mailbox, raw: bytes, content_type: str, trace: list[str]) -> Feedback | None:
     """A bounce or complaint about a send; a copy forwarded by a mailbox of the account was recorded there."""
     try:
-        feedback = feedback_from(raw)
-        if feedback and Mailbox.objects.filter(account=mailbox.account, address__in=delivered_to(raw)).exists():
+        feedback = feedback_from(raw, content_type=content_type)
+        if feedback and Mailbox.objects.filter(account=mailbox.account, address__in=trace).exists():
             return None
         return feedback
     except Exception:  # reporting a bounce never costs the delivery
@@ -205,8 +179,11 @@ def _announce(mailbox: Mailbox, summary: InboundSummary, message_id: str, stored
     now = timezone.now()
     with transaction.atomic():
         if stored:
+            thread = thread_assign(account=mailbox.account, message_id=summary.message_id or None,
+                                   in_reply_to=summary.in_reply_to, references=summary.references,
+                                   subject=summary.subject)
             emit(account=mailbox.account, name="email.received",
-                 data=_received_data(mailbox, summary, message_id, now, size=stored.size))
+                 data=_received_data(mailbox, summary, message_id, now, size=stored.size, thread=thread))
         for target in forwarded:
             emit(account=mailbox.account, name="email.forwarded", data={
                 "mailbox": mailbox.address, "forward_to": target, "message_id": message_id,
@@ -234,7 +211,8 @@ def _crossed_warning(before: int, after: int, *, limit: int) -> bool:
 
 
 
-def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now, *, size: int) -> dict:
+def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now, *, size: int,
+                   thread: str) -> dict:
     """size_bytes is the stored copy's size (with its trace headers), the inbox listing's `size`."""
     return {
         "message_id": message_id,
@@ -242,8 +220,7 @@ def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, n
         "from": summary.from_,
         "subject": summary.subject,
         "received_at": iso(now, timespec="seconds"),
-        "thread_id": thread_id(message_id=summary.message_id or None, in_reply_to=summary.in_reply_to,
-                               references=summary.references, subject=summary.subject, account=mailbox.account),
+        "thread_id": thread,
         "in_reply_to": summary.in_reply_to,
         "references": summary.references,
         "is_reply": is_reply(in_reply_to=summary.in_reply_to, references=summary.references),

@@ -53,11 +53,15 @@ def _empty() -> ReadMessage:
                        in_reply_to=None, references="", headers=[], text="", html="")
 
 
-def summarise(raw: bytes) -> InboundSummary:
+def read_or_empty(raw: bytes) -> ReadMessage:
+    """The message read once for everything inbound needs; never raises on bad mail."""
     try:
-        message = read(raw)
+        return read(raw)
     except Exception:  # the reader guards headers and parts; this is the last line for anything it missed
-        message = _empty()
+        return _empty()
+
+
+def summarise(message: ReadMessage) -> InboundSummary:
     ids = message_ids(message.message_id)
     return InboundSummary(
         message_id=ids[0] if ids else "",

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import connections
 
 from mailcore.inbound.delivery import STORE_UNAVAILABLE, deliver
-from mailcore.inbound.lmtp import parse_hostport
+from mailcore.store.lmtp import parse_hostport
 from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
 
 log = logging.getLogger(__name__)

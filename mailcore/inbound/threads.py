@@ -34,9 +34,9 @@ def _hash16(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
 
 
-def thread_id(*, message_id: str | None, in_reply_to: str | None, references: str | None, subject: str,
-              account=None) -> str:
-    """The thread of a message; with an account, known threads are looked up and this one recorded."""
+def thread_id(*, in_reply_to: str | None, references: str | None, subject: str, account=None,
+              message_id: str | None = None) -> str:
+    """The thread of a message (a read); with an account, the threads of messages it names are looked up."""
     from mailcore.inbound.models import ThreadIndex
 
     named = list(dict.fromkeys(message_ids(references) + message_ids(in_reply_to)))
@@ -44,10 +44,17 @@ def thread_id(*, message_id: str | None, in_reply_to: str | None, references: st
     if account is not None and named:
         known = dict(ThreadIndex.objects.filter(account=account, message_id__in=named).values_list("message_id", "thread_id"))
         thread = next((known[m] for m in named if m in known), None)
-    if thread is None:
-        thread = _hash16(named[0] if named else normalise_subject(subject))
+    return thread or _hash16(named[0] if named else normalise_subject(subject))
+
+
+def thread_assign(*, account, message_id: str | None, in_reply_to: str | None, references: str | None,
+                  subject: str) -> str:
+    """The message's thread, recorded under its own Message-ID so the replies to it join (a write)."""
+    from mailcore.inbound.models import ThreadIndex
+
+    thread = thread_id(in_reply_to=in_reply_to, references=references, subject=subject, account=account)
     own = message_ids(message_id)
-    if account is not None and own:
+    if own:
         ThreadIndex.objects.get_or_create(account=account, message_id=own[0], defaults={"thread_id": thread})
     return thread
 

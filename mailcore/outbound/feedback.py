@@ -70,10 +70,13 @@ class Feedback:
     recipients: tuple[str, ...] = ()  # complaint: Original-Rcpt-To
 
 
-def feedback_from(raw: bytes) -> Feedback | None:
-    """The hard bounce or complaint this message reports; None for anything else, bad mail included."""
+def feedback_from(raw: bytes, *, content_type: str | None = None) -> Feedback | None:
+    """The hard bounce or complaint this message reports; None for anything else, bad mail included.
+    `content_type` is the message's, when the caller has parsed it already."""
     try:
-        if BytesHeaderParser(policy=policy.compat32).parsebytes(raw).get_content_type() != "multipart/report":
+        if content_type is None:
+            content_type = BytesHeaderParser(policy=policy.compat32).parsebytes(raw).get_content_type()
+        if content_type != "multipart/report":
             return None  # the common case, decided from the headers alone
         report = BytesParser(policy=policy.compat32).parsebytes(raw)
         parts = [part for part in report.get_payload() if isinstance(part, Message)]

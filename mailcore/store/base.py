@@ -53,6 +53,36 @@ class QuotaExceeded(StoreError):
     code = ErrorCode.STORAGE_FULL
 
 
+class DeliveryRefused(StoreError):
+    """The store's mail server refused an arriving message; `reply` is its SMTP/LMTP reply."""
+
+    def __init__(self, reply: str):
+        super().__init__(reply)
+        self.reply = reply
+
+
+@dataclass(frozen=True)
+class Delivered:
+    uid: int | None  # in INBOX, when the store tells it
+    size: int  # bytes of the stored copy as list() reports it (trace headers included)
+
+
+def with_headers(raw: bytes, headers: list[tuple[str, str]]) -> bytes:
+    """Prepend headers in the message's own line ending; the rest of the bytes stay as they were."""
+    newline = b"\r\n" if b"\r\n" in raw[:4096] or not raw else b"\n"
+    lines = []
+    for name, value in headers:
+        if "\r" in value or "\n" in value:
+            raise ValueError(f"header {name} would break the message")
+        lines.append(f"{name}: {value}".encode("utf-8") + newline)
+    return b"".join(lines) + raw
+
+
+def trace_headers(recipient: str, envelope_from: str) -> list[tuple[str, str]]:
+    """What a delivered copy starts with (Dovecot's LMTP adds the same two itself)."""
+    return [("Return-Path", f"<{envelope_from}>"), ("Delivered-To", recipient)]
+
+
 def validate_folder(folder: str) -> str:
     """A folder name that cannot break out of an IMAP command; anything else cannot exist."""
     if not isinstance(folder, str) or not folder or any(char in folder for char in "\r\n\0"):
@@ -158,6 +188,10 @@ class MailStore(Protocol):
 
     def append(self, folder: str, raw: bytes, *, flags: tuple[str, ...] = (), date: datetime | None = None) -> int:
         """Store a message; returns its UID."""
+
+    def deliver(self, raw: bytes, *, recipient: str, envelope_from: str) -> Delivered:
+        """An arriving message into INBOX as the mail server delivers it (trace headers, the quota).
+        Raises QuotaExceeded, DeliveryRefused (with the server's reply) or StoreUnavailable."""
 
     def search(self, folder: str, query: str, *, limit: int = 50) -> list[MessageSummary]:
         """Server-side text search (subject, from, to, body), newest first."""

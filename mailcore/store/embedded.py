@@ -18,6 +18,7 @@ from mailcore.store.base import (
     DEFAULT_FOLDERS,
     FLAGGED,
     SEEN,
+    Delivered,
     Folder,
     FolderNotFound,
     MessageNotFound,
@@ -25,9 +26,11 @@ from mailcore.store.base import (
     MessageSummary,
     QuotaExceeded,
     StoredMessage,
+    trace_headers,
     validate_folder,
     validate_keyword,
     validate_uid,
+    with_headers,
 )
 from mailcore.store.models import StoredFolder
 from mailcore.store.models import StoredMessage as MessageRow
@@ -147,6 +150,10 @@ class EmbeddedStore:
         self._row(folder, uid).delete()
 
     @transaction.atomic
+    def deliver(self, raw: bytes, *, recipient: str, envelope_from: str) -> Delivered:
+        message = with_headers(raw, trace_headers(recipient, envelope_from))
+        return Delivered(self.append("INBOX", message), len(message))
+
     def append(self, folder: str, raw: bytes, *, flags=(), date: datetime | None = None) -> int:
         destination = self._folder(folder)
         if self.storage_used() + len(raw) > self.mailbox.quota_mb * 1024 * 1024:

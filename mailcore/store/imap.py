@@ -22,6 +22,8 @@ from mailcore.store.base import (
     DEFAULT_FOLDERS,
     FLAGGED,
     SEEN,
+    Delivered,
+    DeliveryRefused,
     Folder,
     FolderNotFound,
     MessageNotFound,
@@ -31,10 +33,13 @@ from mailcore.store.base import (
     StoredMessage,
     StoreError,
     StoreUnavailable,
+    trace_headers,
     validate_folder,
     validate_keyword,
     validate_uid,
+    with_headers,
 )
+from mailcore.store.lmtp import lmtp_deliver
 
 SPECIAL_USES = {"\\All", "\\Archive", "\\Drafts", "\\Flagged", "\\Junk", "\\Sent", "\\Trash"}
 SUMMARY_FIELDS = [b"ENVELOPE", b"FLAGS", b"RFC822.SIZE", b"BODYSTRUCTURE", b"INTERNALDATE"]
@@ -324,6 +329,14 @@ class ImapStore:
             self._select(client, folder, readonly=False)
             self._require(client, folder, uid)
             self._expunge(client, uid)
+
+    def deliver(self, raw: bytes, *, recipient: str, envelope_from: str) -> Delivered:
+        """Through Dovecot's LMTP (managed mailboxes), so its quota applies; Dovecot adds the trace."""
+        reply = lmtp_deliver(settings.DOVECOT_LMTP, envelope_from=envelope_from, recipient=recipient, raw=raw)
+        if not reply.startswith("2"):
+            raise DeliveryRefused(reply)
+        stored = with_headers(raw, trace_headers(recipient, envelope_from))
+        return Delivered(None, len(stored) + stored.count(b"\n") - stored.count(b"\r\n"))  # RFC822.SIZE: CRLF
 
     def append(self, folder: str, raw: bytes, *, flags: tuple[str, ...] = (), date: datetime | None = None) -> int:
         validate_folder(folder)

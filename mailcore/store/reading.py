@@ -41,6 +41,7 @@ class ReadMessage:
     text: str
     html: str
     attachments: list[Attachment] = field(default_factory=list)
+    content_type: str = "text/plain"  # of the message itself (multipart/report for bounces)
 
     @property
     def has_attachments(self) -> bool:
@@ -124,6 +125,7 @@ def read(raw: bytes) -> ReadMessage:
         text=text,
         html=html,
         attachments=attachments,
+        content_type=message.get_content_type(),
     )
 
 

@@ -3,7 +3,7 @@ import hashlib
 
 import pytest
 
-from mailcore.inbound.threads import is_reply, normalise_subject, thread_id
+from mailcore.inbound.threads import is_reply, normalise_subject, thread_assign, thread_id
 
 
 def sha16(text: str) -> str:
@@ -42,11 +42,11 @@ def test_a_new_thread_is_keyed_by_its_normalised_subject():
 @pytest.mark.django_db
 def test_replies_join_the_thread_of_the_message_they_answer(alice):
     account = alice.account
-    first = thread_id(message_id="<a@x>", in_reply_to=None, references="", subject="Lunch?", account=account)
-    reply = thread_id(message_id="<b@x>", in_reply_to="<a@x>", references="", subject="Re: Lunch?", account=account)
-    again = thread_id(message_id="<c@x>", in_reply_to="<b@x>", references="<a@x> <b@x>", subject="Re: Re: Lunch?",
+    first = thread_assign(message_id="<a@x>", in_reply_to=None, references="", subject="Lunch?", account=account)
+    reply = thread_assign(message_id="<b@x>", in_reply_to="<a@x>", references="", subject="Re: Lunch?", account=account)
+    again = thread_assign(message_id="<c@x>", in_reply_to="<b@x>", references="<a@x> <b@x>", subject="Re: Re: Lunch?",
                       account=account)
-    late = thread_id(message_id="<d@x>", in_reply_to="<c@x>", references="", subject="Other subject", account=account)
+    late = thread_assign(message_id="<d@x>", in_reply_to="<c@x>", references="", subject="Other subject", account=account)
     assert first == reply == again == late == sha16("lunch?")
 
 
