@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from mailcore.partners.services import hosting_partner_enable
 from mailcore.domains.models import Domain
-from mailcore.partners.mailboxes import partner_mailbox_create
+from billing.services.mailboxes import partner_mailbox_open
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.services import slots_grant
 from testkit.factories import PASSWORD, UserFactory
@@ -123,7 +123,7 @@ def test_a_partner_sets_up_a_domain_and_a_client(plans, page, live_server, log_i
     # Client mailboxes on the verified domain (their pages are another journey's), one term ending soon.
     acme = Domain.objects.get(name="acme.test")
     for local_part, plan_id in [("ann", "premium"), ("bob", "pro"), ("cy", "pro")]:
-        partner_mailbox_create(partner=partner, domain=acme, local_part=local_part, password="correct-horse",
+        partner_mailbox_open(partner=partner, domain=acme, local_part=local_part, password="correct-horse",
                                plan_id=plan_id)
     PartnerMailbox.objects.filter(mailbox__address="ann@acme.test").update(
         expires_at=timezone.now() + timedelta(days=4))

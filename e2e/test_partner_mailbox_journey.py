@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from mailcore.partners.services import hosting_partner_enable
-from mailcore.partners.mailboxes import partner_mailbox_create
+from billing.services.mailboxes import partner_mailbox_open
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import slots_grant
 from testkit.factories import PASSWORD, UserFactory, make_domain
@@ -130,7 +130,7 @@ def test_a_partner_creates_edits_renews_and_deletes_a_mailbox(plans, page, live_
 
 def test_the_delete_confirmation_works_without_javascript(plans, browser, live_server):
     user, partner, domain = partner_with_a_verified_domain()
-    created = partner_mailbox_create(partner=partner, domain=domain, local_part="bea", password="a-long-password",
+    created = partner_mailbox_open(partner=partner, domain=domain, local_part="bea", password="a-long-password",
                                      plan_id="pro")
     context = browser.new_context(java_script_enabled=False, viewport=DESKTOP)
     page = context.new_page()

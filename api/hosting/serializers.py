@@ -1,7 +1,7 @@
 """Output records of the hosting partner API, as the spec's resource tables."""
 from rest_framework import serializers
 
-from billing.pricing import monthly_rate
+from billing.selectors.prices import wholesale_monthly
 from mailcore.domains.services import domain_public_records
 
 
@@ -56,10 +56,10 @@ class PartnerMailboxOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
     def get_monthly_rate_usd(self, obj) -> float:
-        return float(monthly_rate(obj.plan_type, "usd"))
+        return float(wholesale_monthly(obj.plan_type, "usd").major)
 
     def get_monthly_rate_ngn(self, obj) -> float:
-        return float(monthly_rate(obj.plan_type, "ngn"))
+        return float(wholesale_monthly(obj.plan_type, "ngn").major)
 
     def get_mailserver_provisioned(self, obj) -> bool:
         """Dovecot and Postfix read the account from our tables: it exists once the row does."""

@@ -3,7 +3,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
-from api.inputs import StrictInput
 from api.hosting.access import HostingApi
 from api.hosting.serializers import (
     ClientOutput,
@@ -13,11 +12,12 @@ from api.hosting.serializers import (
     StatsOutput,
     SummaryOutput,
 )
-from mailcore.partners.models import LapseAction
+from api.inputs import StrictInput
+from billing.services.mailboxes import partner_mailbox_open
 from mailcore.domains import services as domains
 from mailcore.partners import domains as domain_claims
 from mailcore.partners import mailboxes
-from mailcore.partners.models import PartnerClient, PartnerMailbox
+from mailcore.partners.models import LapseAction, PartnerClient, PartnerMailbox
 from mailcore.partners.selectors import (
     partner_client_get,
     partner_clients,
@@ -210,7 +210,7 @@ class HostingMailboxListApi(HostingApi):
         fields = dict(data.validated_data)
         fields.pop("return_url", None)
         domain = partner_domain_get(partner=self.partner, domain_id=fields.pop("domain_id"))
-        created = mailboxes.partner_mailbox_create(partner=self.partner, domain=domain, **fields)
+        created = partner_mailbox_open(partner=self.partner, domain=domain, **fields)
         return Response(PartnerMailboxOutput(created).data, status=201)
 
 

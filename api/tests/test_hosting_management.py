@@ -17,7 +17,7 @@ from mailcore.apikeys.scopes import PARTNER_SCOPES
 from mailcore.domains.models import Domain
 from mailcore.inbound.delivery import deliver
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
-from mailcore.partners.mailboxes import partner_mailbox_create
+from billing.services.mailboxes import partner_mailbox_open
 from mailcore.partners.services import slots_grant
 from mailcore.sending.compose import build_message
 from mailcore.store.factory import store_for
@@ -42,7 +42,7 @@ def partner_mailbox(user, domain_name: str, local_part: str):
     partner = hosting_partner_enable(account=user.account, status=HostingPartner.Status.ACTIVE)
     domain = Domain.objects.filter(name=domain_name).first() or make_domain(user.account, domain_name)
     slots_grant(partner=partner, count=1)
-    return partner_mailbox_create(partner=partner, domain=domain, local_part=local_part, password="mailbox-pass-1",
+    return partner_mailbox_open(partner=partner, domain=domain, local_part=local_part, password="mailbox-pass-1",
                                   plan_id="pro")
 
 

@@ -9,7 +9,7 @@ from mailcore.partners.services import hosting_partner_enable
 from mailcore.domains.services import domain_mark_verified
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.mailboxes.models import Mailbox
-from mailcore.partners.mailboxes import partner_mailbox_create
+from billing.services.mailboxes import partner_mailbox_open
 from mailcore.partners.services import slots_grant
 from mailcore.sending.models import MailTemplate
 from mailcore.outbound.models import OutboundMessage
@@ -39,7 +39,7 @@ def partner_api(db):
     partner = hosting_partner_enable(account=user.account, status=HostingPartner.Status.ACTIVE)
     slots_grant(partner=partner, count=2)
     domain = domain_mark_verified(domain=domain_add_for_partner(partner=partner, name="client.test"))
-    created = partner_mailbox_create(partner=partner, domain=domain, local_part="ann", password="ann password 1",
+    created = partner_mailbox_open(partner=partner, domain=domain, local_part="ann", password="ann password 1",
                                      plan_id="pro")
     client = APIClient()
     client.credentials(HTTP_X_API_KEY=new_key(user, scopes=[

@@ -1,6 +1,13 @@
-"""A partner's client mailboxes: create (slot-funded), renew, delete. Pay-as-you-go lands in billing."""
+"""A partner's client mailboxes: create with the funding billing decided, renew, delete.
+
+Funding-neutral: how a mailbox is paid for (the trial allowance, a slot from the pool, later a
+pay-as-you-go subscription) is billing's decision, handed in as a `fund` callable that runs inside
+the creating transaction once the address is known to be free.
+"""
 import re
-from datetime import timedelta
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -30,16 +37,31 @@ class DomainNotVerified(DomainError):
     code = ErrorCode.INVALID
 
 
-class NoSlotAvailable(DomainError):
-    code = ErrorCode.PAYMENT_REQUIRED
-
-
 class MailboxExists(DomainError):
     code = ErrorCode.CONFLICT
 
 
-class NotPayAsYouGo(DomainError):
-    code = ErrorCode.INVALID
+@dataclass(frozen=True)
+class Funding:
+    """How a new mailbox is paid for, as billing decided: its first status and term, and the slot."""
+
+    status: str  # PartnerMailbox.Status.TRIAL or ACTIVE
+    expires_at: datetime
+    slot: MailboxSlot | None = None
+
+
+def trial_funding(*, partner: HostingPartner) -> Funding | None:
+    """A place in a trial partner's free allowance, or None."""
+    if partner.status == HostingPartner.Status.TRIAL and partner.mailboxes.filter(
+            status=PartnerMailbox.Status.TRIAL).count() < partner.trial_mailbox_allowance:
+        return Funding(PartnerMailbox.Status.TRIAL, partner.trial_ends_at or timezone.now() + timedelta(days=14))
+    return None
+
+
+def slot_funding(*, partner: HostingPartner) -> Funding | None:
+    """An unused slot from the pool, taken (a conditional UPDATE), or None."""
+    slot = slot_take(partner=partner)
+    return Funding(PartnerMailbox.Status.ACTIVE, slot.expires_at, slot) if slot else None
 
 
 
@@ -50,7 +72,8 @@ def _event_data(partner_mailbox: PartnerMailbox) -> dict:
             "status": partner_mailbox.status, "expires_at": iso(partner_mailbox.expires_at)}
 
 
-def _clean(local_part: str, password: str, plan_id: str, display_name: str) -> str:
+def partner_mailbox_fields_clean(local_part: str, password: str, plan_id: str, display_name: str) -> str:
+    """The new mailbox's fields (422 naming each bad one); returns the normalised local part."""
     errors = {}
     local_part = (local_part or "").strip().lower()
     if not LOCAL_PART.match(local_part) or ".." in local_part:
@@ -67,12 +90,8 @@ def _clean(local_part: str, password: str, plan_id: str, display_name: str) -> s
 
 
 def partner_mailbox_create(*, partner: HostingPartner, domain: Domain, local_part: str, password: str,
-                           plan_id: str, display_name: str = "", funding_mode: str = "slot") -> PartnerMailbox:
-    local_part = _clean(local_part, password, plan_id, display_name)
-    if funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
-        raise NotPayAsYouGo(f"pay-as-you-go needs a retail price for the {plan_id} plan; none is set")
-    if funding_mode != PartnerMailbox.Funding.SLOT:
-        raise ValidationError({"funding_mode": ["slot or pay_as_you_go"]})
+                           plan_id: str, fund: Callable[[], Funding], display_name: str = "") -> PartnerMailbox:
+    local_part = partner_mailbox_fields_clean(local_part, password, plan_id, display_name)
     if not domain.is_verified:
         raise DomainNotVerified(f"{domain.name} is not verified yet; finish its DNS set-up first")
     address = f"{local_part}@{domain.name}"
@@ -82,15 +101,7 @@ def partner_mailbox_create(*, partner: HostingPartner, domain: Domain, local_par
         if existing is not None and (existing.is_active or hasattr(existing, "partner_mailbox")
                                      or existing.account_id != partner.account_id):
             raise MailboxExists(f"{address} already exists")
-        if partner.status == HostingPartner.Status.TRIAL and partner.mailboxes.filter(
-                status=PartnerMailbox.Status.TRIAL).count() < partner.trial_mailbox_allowance:
-            slot, status = None, PartnerMailbox.Status.TRIAL
-            expires_at = partner.trial_ends_at or timezone.now() + timedelta(days=14)
-        else:
-            slot = slot_take(partner=partner)
-            if slot is None:
-                raise NoSlotAvailable("no unused mailbox slot; buy a slot pool or use pay-as-you-go")
-            status, expires_at = PartnerMailbox.Status.ACTIVE, slot.expires_at
+        funding = fund()
         if existing is not None:  # a mailbox deleted earlier: its account and mail come back
             existing.password_hash = mailbox_password_hash(password)
             existing.plan, existing.is_active, existing.display_name = plan, True, display_name
@@ -99,8 +110,9 @@ def partner_mailbox_create(*, partner: HostingPartner, domain: Domain, local_par
         else:
             mailbox = mailbox_create(domain=domain, local_part=local_part, password=password,
                                      display_name=display_name, plan=plan)
-        partner_mailbox = PartnerMailbox.objects.create(partner=partner, mailbox=mailbox, slot=slot, plan_type=plan_id,
-                                                        status=status, expires_at=expires_at)
+        partner_mailbox = PartnerMailbox.objects.create(partner=partner, mailbox=mailbox, slot=funding.slot,
+                                                        plan_type=plan_id, status=funding.status,
+                                                        expires_at=funding.expires_at)
         emit(account=partner.account, name="partner_mailbox.created", data=_event_data(partner_mailbox))
         emit(account=partner.account, name="mailbox.created", data={"email": address, "plan": plan_id})
     try:

@@ -58,7 +58,7 @@ def partner_settings_update(*, partner: HostingPartner, default_client_lapse_act
 
 
 def slots_grant(*, partner: HostingPartner, count: int, term_days: int = 30) -> list[MailboxSlot]:
-    """Add prepaid slots to the pool: the seam where a pool purchase lands (billing)."""
+    """Add prepaid slots to the pool (funding-neutral: billing grants them for a confirmed purchase)."""
     return MailboxSlot.objects.bulk_create(
         [MailboxSlot(partner=partner, term_days=term_days) for _ in range(count)])
 

@@ -22,6 +22,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from mailcore.mailboxes import aliases, forwarding
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_set_identity
+from billing.services.mailboxes import NoSlotAvailable, partner_mailbox_open
 from mailcore.partners import mailboxes as partner_mailbox_services
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import (
@@ -170,7 +171,7 @@ def mailbox_new(request, partner):
         data = form.cleaned_data
         domain = next(domain for domain in domains if domain.pk == data["domain"])
         try:
-            created = partner_mailbox_services.partner_mailbox_create(
+            created = partner_mailbox_open(
                 partner=partner, domain=domain, local_part=data["local_part"], password=data["password"],
                 plan_id=data["plan_id"], display_name=data["display_name"])
         except ValidationError as exc:
@@ -180,7 +181,7 @@ def mailbox_new(request, partner):
                                      "before creating mailboxes on it.")
         except partner_mailbox_services.MailboxExists:
             form.add_error("local_part", f"{data['local_part'].strip().lower()}@{domain.name} already exists.")
-        except partner_mailbox_services.NoSlotAvailable:
+        except NoSlotAvailable:
             form.add_error(None, "You have no unused mailbox slot. Buy more slots, or delete a mailbox you no "
                                  "longer need to free its slot.")
         else:

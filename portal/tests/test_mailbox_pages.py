@@ -7,7 +7,7 @@ from django.core import mail
 
 from mailcore.partners.services import hosting_partner_enable
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
-from mailcore.partners.mailboxes import partner_mailbox_create
+from billing.services.mailboxes import partner_mailbox_open
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
 from mailcore.partners.services import slots_grant
 from testkit.factories import UserFactory, make_domain
@@ -42,7 +42,7 @@ def alice_client(client, alice):
 
 @pytest.fixture
 def partner_mailbox(partner, domain):
-    return partner_mailbox_create(partner=partner, domain=domain, local_part="ann", password="s3cret-pass",
+    return partner_mailbox_open(partner=partner, domain=domain, local_part="ann", password="s3cret-pass",
                                   plan_id="pro", display_name="Ann")
 
 
@@ -53,7 +53,7 @@ def other_partner_mailbox(db):
     partner = hosting_partner_enable(account=stranger.account, status="active")
     slots_grant(partner=partner, count=1)
     domain = make_domain(stranger.account, "dave.test")
-    return partner_mailbox_create(partner=partner, domain=domain, local_part="dave", password="s3cret-pass",
+    return partner_mailbox_open(partner=partner, domain=domain, local_part="dave", password="s3cret-pass",
                                   plan_id="pro")
 
 
@@ -170,7 +170,7 @@ def make_mailboxes(partner, count: int) -> list[PartnerMailbox]:
         domain.client = client
         domain.save(update_fields=["client"])
         domains.append(domain)
-    return [partner_mailbox_create(partner=partner, domain=domains[n % 2], local_part=f"user{n}",
+    return [partner_mailbox_open(partner=partner, domain=domains[n % 2], local_part=f"user{n}",
                                    password="s3cret-pass", plan_id="pro") for n in range(count)]
 
 

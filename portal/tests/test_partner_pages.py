@@ -13,7 +13,7 @@ from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_mark_verified
 from mailcore.partners.domains import domain_add_for_partner
-from mailcore.partners.mailboxes import partner_mailbox_create
+from billing.services.mailboxes import partner_mailbox_open
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import client_create, slots_grant
 from testkit.factories import UserFactory
@@ -59,7 +59,7 @@ def publish(zone, domain, *, mx="mail.mailwell.test", spf="v=spf1 mx include:rel
 def mailbox_on(partner, domain, local_part="ann", plan_id="pro") -> PartnerMailbox:
     domain_mark_verified(domain=domain)
     slots_grant(partner=partner, count=1)
-    return partner_mailbox_create(partner=partner, domain=domain, local_part=local_part, password="correct-horse",
+    return partner_mailbox_open(partner=partner, domain=domain, local_part=local_part, password="correct-horse",
                                   plan_id=plan_id)
 
 

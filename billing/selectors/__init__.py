@@ -1,0 +1,1 @@
+"""Reads about money: prices."""

@@ -1,0 +1,41 @@
+"""How a partner's new client mailbox is paid for: the trial allowance, else a prepaid slot;
+pay-as-you-go needs a retail price (none can be set yet: the pay-as-you-go issue adds them)."""
+from django.core.exceptions import ValidationError
+
+from mailcore.domains.models import Domain
+from mailcore.errors import DomainError, ErrorCode
+from mailcore.partners.mailboxes import (
+    Funding,
+    partner_mailbox_create,
+    partner_mailbox_fields_clean,
+    slot_funding,
+    trial_funding,
+)
+from mailcore.partners.models import HostingPartner, PartnerMailbox
+
+
+class NoSlotAvailable(DomainError):
+    code = ErrorCode.PAYMENT_REQUIRED
+
+
+class NotPayAsYouGo(DomainError):
+    code = ErrorCode.INVALID
+
+
+def _prepaid(partner: HostingPartner) -> Funding:
+    funding = trial_funding(partner=partner) or slot_funding(partner=partner)
+    if funding is None:
+        raise NoSlotAvailable("no unused mailbox slot; buy a slot pool or use pay-as-you-go")
+    return funding
+
+
+def partner_mailbox_open(*, partner: HostingPartner, domain: Domain, local_part: str, password: str, plan_id: str,
+                         display_name: str = "", funding_mode: str = "slot") -> PartnerMailbox:
+    """Create a client mailbox funded as `funding_mode` says (the API's and the portal's one path)."""
+    partner_mailbox_fields_clean(local_part, password, plan_id, display_name)
+    if funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
+        raise NotPayAsYouGo(f"pay-as-you-go needs a retail price for the {plan_id} plan; none is set")
+    if funding_mode != PartnerMailbox.Funding.SLOT:
+        raise ValidationError({"funding_mode": ["slot or pay_as_you_go"]})
+    return partner_mailbox_create(partner=partner, domain=domain, local_part=local_part, password=password,
+                                  plan_id=plan_id, display_name=display_name, fund=lambda: _prepaid(partner))
