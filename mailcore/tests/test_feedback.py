@@ -1,7 +1,6 @@
 """Bounces and complaints: Postfix-style DSNs and ARF reports about our sends, read on their own and
 delivered through the real listener over LMTP on loopback."""
 import base64
-import smtplib
 import uuid
 from datetime import UTC, datetime
 from email import message_from_bytes, policy
@@ -19,8 +18,8 @@ from mailcore.mailboxes.models import ForwardingRule
 from mailcore.sending.compose import build_message
 from mailcore.outbound.feedback import FailedRecipient, Feedback, feedback_from
 from mailcore.outbound.models import OutboundMessage
-from mailcore.store.factory import store_for
 from testkit.factories import make_mailbox
+from testkit.mail import events, inbox, lmtp_send  # lmtp_send: the null sender, as bounces come
 from testkit.smtp_sink import inbound_listener
 
 # The listener runs in other threads, so the data must be committed.
@@ -150,21 +149,6 @@ def arf_report(returned: bytes, feedback_type: str = "abuse", rcpt_to: str | Non
     report.attach(MIMEMessage(fields(*pairs), "feedback-report"))
     report.attach(MIMEMessage(message_from_bytes(returned)))
     return report.as_bytes(policy=CRLF)
-
-
-def lmtp_send(port: int, raw: bytes, to: list[str], sender: str = "") -> dict:
-    """Bounces come with the null sender."""
-    with smtplib.LMTP("127.0.0.1", port) as client:
-        return client.sendmail(sender, to, raw)
-
-
-def inbox(mailbox) -> list[bytes]:
-    store = store_for(mailbox)
-    return [store.fetch("INBOX", summary.uid).raw for summary in reversed(store.list("INBOX").messages)]
-
-
-def events(name: str) -> list[dict]:
-    return [event.data for event in Event.objects.filter(name=name).order_by("id")]
 
 
 def deliver_at_now(port: int, raw: bytes, to: str = "ann@example.test", sender: str = "") -> None:

@@ -16,6 +16,8 @@ from mailcore.events.models import Event
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_create
 from mailcore.store.factory import store_for
+import testkit.mail
+from testkit.mail import events, inbox
 from testkit.smtp_sink import free_port, inbound_listener, smtp_sink
 
 # The listener runs in other threads, so the data must be committed (the `plans` fixture puts the
@@ -45,13 +47,6 @@ def listener():
         yield port
 
 
-@pytest.fixture
-def relay_sink(settings):
-    with smtp_sink() as (port, handler):
-        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
-        yield handler
-
-
 def message(*, subject="Lunch?", message_id="<m1@sender.test>", headers="", body="See you at noon.\r\n") -> bytes:
     return (
         f"From: Bea Sender <bea@sender.test>\r\nTo: ann@example.test\r\nSubject: {subject}\r\n"
@@ -60,17 +55,7 @@ def message(*, subject="Lunch?", message_id="<m1@sender.test>", headers="", body
 
 
 def lmtp_send(port: int, raw: bytes, to: list[str], sender: str = "bea@sender.test") -> dict:
-    with smtplib.LMTP("127.0.0.1", port) as client:
-        return client.sendmail(sender, to, raw)
-
-
-def inbox(mailbox) -> list[bytes]:
-    store = store_for(mailbox)
-    return [store.fetch("INBOX", summary.uid).raw for summary in reversed(store.list("INBOX").messages)]
-
-
-def events(name: str) -> list[dict]:
-    return [event.data for event in Event.objects.filter(name=name).order_by("id")]
+    return testkit.mail.lmtp_send(port, raw, to, sender)
 
 
 def tiny_plan(storage_mb: int) -> Plan:
@@ -286,11 +271,11 @@ def test_quota_reached_fires_once_when_storage_passes_90_percent(listener, ann):
 # Forwarding
 
 
-def test_a_live_rule_with_keep_copy_forwards_the_original_and_keeps_it(listener, ann, relay_sink):
+def test_a_live_rule_with_keep_copy_forwards_the_original_and_keeps_it(listener, ann, relay):
     live_rule(ann, "ann@elsewhere.test", keep_copy=True)
     with time_machine.travel(NOW, tick=False):
         lmtp_send(listener, message(), ["ann@example.test"])
-    [forwarded] = relay_sink.messages
+    [forwarded] = relay.messages
     assert (forwarded.mail_from, forwarded.rcpt_tos) == ("ann@example.test", ["ann@elsewhere.test"])
     assert forwarded.content == b"Delivered-To: ann@example.test\r\n" + message()
     assert inbox(ann) == [TRACE + message()]
@@ -301,28 +286,28 @@ def test_a_live_rule_with_keep_copy_forwards_the_original_and_keeps_it(listener,
     assert len(events("email.received")) == 1
 
 
-def test_a_live_rule_without_keep_copy_forwards_and_stores_nothing(listener, ann, relay_sink):
+def test_a_live_rule_without_keep_copy_forwards_and_stores_nothing(listener, ann, relay):
     live_rule(ann, "ann@elsewhere.test", keep_copy=False)
     lmtp_send(listener, message(), ["ann@example.test"])
-    assert [m.rcpt_tos for m in relay_sink.messages] == [["ann@elsewhere.test"]]
+    assert [m.rcpt_tos for m in relay.messages] == [["ann@elsewhere.test"]]
     assert inbox(ann) == []
     assert events("email.received") == []
     assert len(events("email.forwarded")) == 1
 
 
-def test_one_rule_keeping_a_copy_is_enough_to_keep_it(listener, ann, relay_sink):
+def test_one_rule_keeping_a_copy_is_enough_to_keep_it(listener, ann, relay):
     live_rule(ann, "one@elsewhere.test", keep_copy=False)
     live_rule(ann, "two@elsewhere.test", keep_copy=True)
     lmtp_send(listener, message(), ["ann@example.test"])
-    assert [m.rcpt_tos for m in relay_sink.messages] == [["one@elsewhere.test", "two@elsewhere.test"]]
+    assert [m.rcpt_tos for m in relay.messages] == [["one@elsewhere.test", "two@elsewhere.test"]]
     assert inbox(ann) == [TRACE + message()]
 
 
 @pytest.mark.parametrize(("enabled", "confirmed"), [(True, False), (False, True)])
-def test_a_rule_forwards_only_while_enabled_and_confirmed(listener, ann, relay_sink, enabled, confirmed):
+def test_a_rule_forwards_only_while_enabled_and_confirmed(listener, ann, relay, enabled, confirmed):
     live_rule(ann, "ann@elsewhere.test", keep_copy=False, enabled=enabled, confirmed=confirmed)
     lmtp_send(listener, message(), ["ann@example.test"])
-    assert relay_sink.messages == []
+    assert relay.messages == []
     assert inbox(ann) == [TRACE + message()]
     assert events("email.forwarded") == []
 
