@@ -371,7 +371,7 @@ def dispatch_stages(dispatch_all, count: int) -> str:
 
     from mailcore.domains import dkim
     from mailcore.outbound import relay
-    from mailcore.sending import services
+    from mailcore.sending import dispatch as services  # the dispatch steps are looked up here
     from mailcore.store import embedded
 
     spent: dict[str, float] = defaultdict(float)
