@@ -158,7 +158,7 @@ class InboxMessageApi(APIView):
         mailbox = _mailbox(request, query["email"])
         found = inbox_message(mailbox=mailbox, folder=query["folder"], uid=uid,
                               allow_remote_images=query["allow_remote_images"])
-        message = found.read
+        message = found.message
         base = request.build_absolute_uri(f"/inbox/{uid}/attachments/")
         record = {
             **vars(message),

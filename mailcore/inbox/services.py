@@ -43,7 +43,7 @@ class InboxMessage:
     starred: bool
     labels: list[int]
     size: int
-    read: ReadMessage
+    message: ReadMessage  # headers, addresses and both bodies as read from the raw message
     body_html: str
     remote_images_blocked: bool
     attachments: list[Attachment] = field(default_factory=list)
@@ -85,7 +85,7 @@ def inbox_message(*, mailbox: Mailbox, folder: str, uid: int, allow_remote_image
     html = sanitize_mail_html(message.html, allow_remote_images=allow_remote_images)
     return InboxMessage(uid=stored.uid, folder=stored.folder, seen=stored.seen, starred=stored.starred,
                         labels=_label_ids(stored.flags, _labels_by_keyword(mailbox)), size=len(stored.raw),
-                        read=message, body_html=html.html, remote_images_blocked=html.remote_images_blocked,
+                        message=message, body_html=html.html, remote_images_blocked=html.remote_images_blocked,
                         attachments=list(message.attachments))
 
 
