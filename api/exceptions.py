@@ -74,7 +74,9 @@ def exception_handler(exc, context):
 
     if isinstance(exc, exceptions.ValidationError):
         return validation_response(exc.detail)
-    if isinstance(exc, DomainError):
+    if isinstance(exc, DomainError) and exc.code == ErrorCode.RATE_LIMITED:
+        exc = exceptions.Throttled(wait=exc.retry_after, detail=exc.detail)  # DRF's 429: detail + wait, Retry-After
+    elif isinstance(exc, DomainError):
         return domain_error_response(exc)
 
     response = drf_exception_handler(exc, context)

@@ -371,18 +371,18 @@ def dispatch_stages(dispatch_all, count: int) -> str:
 
     from mailcore.domains import dkim
     from mailcore.outbound import relay
-    from mailcore.sending import dispatch as services  # the dispatch steps are looked up here
+    from mailcore.sending import dispatch
     from mailcore.store import embedded
 
     spent: dict[str, float] = defaultdict(float)
     targets = [
-        (services, "_claim", "claim the row (UPDATE)"),
-        (services, "build_message", "build_message (MIME)"),
-        (services, "dkim_sign", "dkim_sign"),
+        (dispatch, "_claim", "claim the row (UPDATE)"),
+        (dispatch, "build_message", "build_message (MIME)"),
+        (dispatch, "dkim_sign", "dkim_sign"),
         (dkim, "dkim_key_for", "  of which: DKIM key query"),
-        (services, "relay", "relay (SMTP hand-over)"),
+        (dispatch, "relay", "relay (SMTP hand-over)"),
         (relay.ssl, "create_default_context", "  of which: ssl.create_default_context()"),
-        (services, "emit", "emit events"),
+        (dispatch, "emit", "emit events"),
         (embedded.EmbeddedStore, "append", "store append to Sent"),
         (embedded.EmbeddedStore, "_folder", "  of which: _folder (ensure_folders)"),
         (embedded, "read", "  of which: parse the message"),

@@ -77,7 +77,7 @@ def _sql_connection() -> tuple[str, str]:
         if name == ":memory:" or name.startswith("file:"):
             pytest.fail(
                 "The SQLite test database is in memory, which Dovecot cannot read: "
-                "mailcore/tests/conftest.py sets DATABASES['default']['TEST']['NAME'] to a file.",
+                "the root conftest.py sets DATABASES['default']['TEST']['NAME'] to a file.",
                 pytrace=False,
             )
         return "sqlite", str(Path(name).resolve())

@@ -279,6 +279,7 @@ def test_over_the_hourly_quota_the_answer_is_429_with_retry_after(api, charlie):
     assert response.status_code == 429
     assert 0 < int(response["Retry-After"]) <= 3600
     assert "hourly limit of 20" in response.json()["detail"]
+    assert response.json()["detail"].endswith(f"Expected available in {response['Retry-After']} seconds.")
     assert OutboundMessage.objects.count() == 20
     sandbox = api.post("/mail/send", {**body, "sandbox": True}, format="json", HTTP_X_API_KEY=key)
     assert sandbox.status_code == 200

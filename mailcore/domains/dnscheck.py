@@ -80,12 +80,12 @@ class DnsRecord:
         return public_record(self.stored())
 
 
-PRIVATE_FIELDS = ("key", "problem")
+PUBLIC_FIELDS = ("type", "host", "value", "description", "ok", "found_value", "reason")
 
 
 def public_record(stored: dict) -> dict:
-    """A stored record as the API shows it (type, host, value, description, ok, found_value, reason)."""
-    return {name: value for name, value in stored.items() if name not in PRIVATE_FIELDS}
+    """A stored record as the API shows it: the spec's fields only (key and problem stay inside)."""
+    return {name: stored.get(name) for name in PUBLIC_FIELDS}
 
 
 def expected_records(domain: Domain) -> list[DnsRecord]:

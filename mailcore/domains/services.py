@@ -21,7 +21,6 @@ class InvalidDomainName(DomainError):
     code = ErrorCode.INVALID
 
 
-
 def domain_name_clean(name: str) -> str:
     """The ASCII (IDNA) form of a domain name, or InvalidDomainName saying why."""
     try:
@@ -55,6 +54,8 @@ def domain_records(domain: Domain) -> list[DnsRecord]:
     by_key = {row.get("key"): row for row in domain.dns_check or []}
     for record in expected:
         row = by_key.get(record.key, {})
+        for name in ("type", "host", "value", "description"):  # as stored: the API shows the same
+            setattr(record, name, row.get(name, getattr(record, name)))
         record.ok, record.found_value, record.reason = row.get("ok"), row.get("found_value"), row.get("reason")
         record.problem = DnsProblem(row["problem"]) if row.get("problem") else None
     return expected

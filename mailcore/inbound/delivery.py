@@ -84,7 +84,7 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *, plan: DeliveryPla
     trace = delivered_to(raw)
     if mailbox.address.lower() in trace:
         return DeliveryResult(recipient, FORWARDING_LOOP.reply, mailbox.address)
-    message = read_or_empty(raw)  # parsed once; the summary and the feedback check both use it
+    message = read_or_empty(raw)  # read once for the summary; its content type spares the bounce check a parse
     summary = summarise(message)
     message_id = summary.message_id or fallback_message_id(raw, settings.MAIL_HOST)
     added = [] if summary.message_id else [("Message-ID", message_id)]
@@ -101,7 +101,7 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *, plan: DeliveryPla
             log.warning("%s forwarded but no copy kept in %s: %s", message_id, mailbox.address, stored.reply)
             stored = None
 
-    _announce(mailbox, summary, message_id, stored, forwarded, _feedback(mailbox, raw, message.content_type, trace))
+    _announce(mailbox, summary, message_id, stored, forwarded, _feedback(mailbox, raw, message.content_type or None, trace))
     log.info("delivered %s for %s: stored=%s forwarded=%s", message_id, recipient, bool(stored), forwarded or "-")
     if stored:
         return DeliveryResult(recipient, "250 2.0.0 Delivered", mailbox.address, True, stored.uid, forwarded)
@@ -208,7 +208,6 @@ def _rejection(reply: str) -> Rejection:
 def _crossed_warning(before: int, after: int, *, limit: int) -> bool:
     """True for the one message that takes usage past 90% of the quota, not for every one after it."""
     return limit > 0 and before * 100 <= limit * QUOTA_WARNING_PERCENT < after * 100
-
 
 
 def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now, *, size: int,

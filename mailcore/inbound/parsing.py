@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 import nh3
 
-from mailcore.store.reading import message_ids
-from mailcore.store.reading import ReadMessage, read
+from mailcore.store.reading import ReadMessage, message_ids, read
 
 PREVIEW_CHARS = 200
 # Block-level tags end a run of text: a space before each keeps "<p>a</p><p>b</p>" from reading "ab".
@@ -50,7 +49,7 @@ def preview_text(*, text: str, html_body: str, limit: int = PREVIEW_CHARS) -> st
 
 def _empty() -> ReadMessage:
     return ReadMessage(message_id="", subject="", from_="", to=[], cc=[], reply_to=[], date=None,
-                       in_reply_to=None, references="", headers=[], text="", html="")
+                       in_reply_to=None, references="", headers=[], text="", html="", content_type="")
 
 
 def read_or_empty(raw: bytes) -> ReadMessage:

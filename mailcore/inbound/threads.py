@@ -34,8 +34,7 @@ def _hash16(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
 
 
-def thread_id(*, in_reply_to: str | None, references: str | None, subject: str, account=None,
-              message_id: str | None = None) -> str:
+def thread_id(*, in_reply_to: str | None, references: str | None, subject: str, account=None) -> str:
     """The thread of a message (a read); with an account, the threads of messages it names are looked up."""
     from mailcore.inbound.models import ThreadIndex
 

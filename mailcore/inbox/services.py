@@ -1,7 +1,7 @@
 """A mailbox's messages as every interface shows them (REST, MCP, webmail): paged lists with label
 ids, one message with sanitized HTML and attachment references, search, folders, and changes
-(flags, labels, folder, delete). Connected mailboxes record each successful use (their "cached
-IMAP session"). Interfaces only add what is theirs, such as the URL an attachment is fetched at."""
+(flags, labels, folder, delete). Listing and searching a connected mailbox record a successful use
+(its "cached IMAP session"). Interfaces only add what is theirs, such as the URL an attachment is fetched at."""
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError

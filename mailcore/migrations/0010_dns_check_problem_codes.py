@@ -25,6 +25,13 @@ def add_codes(apps, schema_editor):
         domain.save(update_fields=["dns_check"])
 
 
+def drop_codes(apps, schema_editor):
+    Domain = apps.get_model("mailcore", "Domain")
+    for domain in Domain.objects.filter(dns_check__isnull=False):
+        domain.dns_check = [{k: v for k, v in row.items() if k not in ("key", "problem")} for row in domain.dns_check]
+        domain.save(update_fields=["dns_check"])
+
+
 class Migration(migrations.Migration):
     dependencies = [("mailcore", "0009_outbound_held_and_finished")]
-    operations = [migrations.RunPython(add_codes, migrations.RunPython.noop)]
+    operations = [migrations.RunPython(add_codes, drop_codes)]

@@ -19,7 +19,6 @@ NOTICE_AHEAD = timedelta(days=7)
 RUNNING = [PartnerMailbox.Status.TRIAL, PartnerMailbox.Status.ACTIVE]
 
 
-
 def effective_lapse_action(partner_mailbox: PartnerMailbox) -> str:
     client = partner_mailbox.mailbox.domain.client
     return (client.lapse_action_override if client and client.lapse_action_override

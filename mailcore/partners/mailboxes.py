@@ -64,7 +64,6 @@ def slot_funding(*, partner: HostingPartner) -> Funding | None:
     return Funding(PartnerMailbox.Status.ACTIVE, slot.expires_at, slot) if slot else None
 
 
-
 def _event_data(partner_mailbox: PartnerMailbox) -> dict:
     mailbox = partner_mailbox.mailbox
     return {"mailbox_id": partner_mailbox.pk, "email_address": mailbox.address, "domain": mailbox.domain.name,

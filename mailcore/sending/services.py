@@ -37,7 +37,6 @@ class MailboxLocked(DomainError):
     code = ErrorCode.FORBIDDEN
 
 
-
 def _addresses(field: str, values: list[str], errors: dict) -> list[str]:
     """Valid addresses with their domains in ASCII (an IDN domain becomes its punycode form)."""
     cleaned = []

@@ -149,11 +149,11 @@ class EmbeddedStore:
     def delete(self, folder: str, uid: int) -> None:
         self._row(folder, uid).delete()
 
-    @transaction.atomic
     def deliver(self, raw: bytes, *, recipient: str, envelope_from: str) -> Delivered:
         message = with_headers(raw, trace_headers(recipient, envelope_from))
         return Delivered(self.append("INBOX", message), len(message))
 
+    @transaction.atomic
     def append(self, folder: str, raw: bytes, *, flags=(), date: datetime | None = None) -> int:
         destination = self._folder(folder)
         if self.storage_used() + len(raw) > self.mailbox.quota_mb * 1024 * 1024:

@@ -37,7 +37,6 @@ CLAIM_SECONDS = 60
 USER_AGENT = "Mailwell-Webhooks/1"
 
 
-
 def envelope_body(event: Event, endpoint: WebhookEndpoint) -> str:
     """The compact JSON that is posted and signed."""
     envelope = {"event": event.name, "timestamp": iso(event.created_at), "webhook_id": str(endpoint.pk),

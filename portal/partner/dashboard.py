@@ -33,7 +33,7 @@ def dashboard(request):
         "quotas": quotas,
         "counts": account_overview(account=account),
         "partner": partner,
-        # A working partner's figures, charts and to-dos (portal.partner.domains).
+        # A working partner's figures, charts and to-dos (portal.partner.dashboard).
         "hosting": partner_dashboard(partner) if partner is not None and partner.is_operational else None,
     }
     return render(request, "portal/dashboard.html", context)
