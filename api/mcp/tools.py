@@ -9,10 +9,8 @@ protocol's business, not the tools'.
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from django.core.exceptions import ValidationError
-from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.serializers import as_serializer_error
 
@@ -28,7 +26,7 @@ from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import mailbox_get_by_address, mailbox_list
 from mailcore.sending.inputs import SendRequest
 from mailcore.sending.services import mail_send
-from mailcore.usage.services import usage_take_ai_request
+from mailcore.usage.services import ai_request_take
 
 SEARCH_LIMIT = 50
 RECENT_DEFAULT, RECENT_MAX = 20, 100
@@ -132,16 +130,10 @@ def _readable(mailbox: Mailbox) -> None:
 
 def _count_ai_request(mailbox: Mailbox) -> None:
     """One more of the mailbox's AI requests today, unless its plan's daily limit is used up."""
-    plan = mailbox.effective_plan
-    limit = plan.ai_requests_per_day
-    if not usage_take_ai_request(mailbox=mailbox, limit=limit):
-        now = timezone.now()
-        midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-        raise ToolError(
-            f"{mailbox.address} has used its {limit} AI requests for today ({plan.name} plan); "
-            "the count resets at 00:00 UTC.",
-            status=429, retryable=True, retry_after=max(1, int((midnight - now).total_seconds())),
-        )
+    try:
+        ai_request_take(mailbox=mailbox)
+    except DomainError as exc:
+        raise tool_error(exc) from None
 
 
 def tool_error(exc: DomainError) -> ToolError:
