@@ -169,7 +169,7 @@ class InboxMessageApi(APIView):
             "body_text": message.text,
             "attachments": [
                 {**vars(a), "url": f"{base}{a.index}?email={mailbox.address}&folder={found.folder}"}
-                for a in found.attachments
+                for a in message.attachments
             ],
         }
         return Response(MessageOutput(record).data)

@@ -2,12 +2,13 @@
 ids, one message with sanitized HTML and attachment references, search, folders, and changes
 (flags, labels, folder, delete). Listing and searching a connected mailbox record a successful use
 (its "cached IMAP session"). Interfaces only add what is theirs, such as the URL an attachment is fetched at."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 
 from mailcore.inbox.connected import mailbox_session_touch
 from mailcore.mailboxes.models import Label, Mailbox
+from mailcore.mailboxes.selectors import label_list
 from mailcore.sanitize import sanitize_mail_html
 from mailcore.store.base import Folder, MessageNotFound, MessageSummary
 from mailcore.store.factory import store_for
@@ -46,11 +47,10 @@ class InboxMessage:
     message: ReadMessage  # headers, addresses and both bodies as read from the raw message
     body_html: str
     remote_images_blocked: bool
-    attachments: list[Attachment] = field(default_factory=list)
 
 
 def _labels_by_keyword(mailbox: Mailbox) -> dict[str, Label]:
-    return {label.keyword: label for label in Label.objects.filter(account=mailbox.account_id)}
+    return {label.keyword: label for label in label_list(account=mailbox.account)}
 
 
 def _label_ids(keywords, labels: dict[str, Label]) -> list[int]:
@@ -85,8 +85,7 @@ def inbox_message(*, mailbox: Mailbox, folder: str, uid: int, allow_remote_image
     html = sanitize_mail_html(message.html, allow_remote_images=allow_remote_images)
     return InboxMessage(uid=stored.uid, folder=stored.folder, seen=stored.seen, starred=stored.starred,
                         labels=_label_ids(stored.flags, _labels_by_keyword(mailbox)), size=len(stored.raw),
-                        message=message, body_html=html.html, remote_images_blocked=html.remote_images_blocked,
-                        attachments=list(message.attachments))
+                        message=message, body_html=html.html, remote_images_blocked=html.remote_images_blocked)
 
 
 def inbox_attachment(*, mailbox: Mailbox, folder: str, uid: int, index: int) -> tuple[Attachment, bytes]:
@@ -111,7 +110,7 @@ def message_update(
     labels: list[int] | None = None, move_to: str | None = None,
 ) -> dict:
     """Apply flags and labels, then move if asked; returns where the message is now and its state."""
-    account_labels = {label.pk: label for label in Label.objects.filter(account=mailbox.account_id)}
+    account_labels = {label.pk: label for label in label_list(account=mailbox.account)}
     if labels is not None:
         unknown = [label_id for label_id in labels if label_id not in account_labels]
         if unknown:

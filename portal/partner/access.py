@@ -4,7 +4,8 @@ where their application stands."""
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect
@@ -45,3 +46,12 @@ def partner_required(*, section: str | None = None, htmx_redirect: str = "portal
 
 
 partner_section = partner_required()
+
+
+def found_or_404(select, what: str, **lookup):
+    """The caller's object from a scoped selector, or a 404 naming what was not found (another
+    account's object included: it does not exist for this caller)."""
+    try:
+        return select(**lookup)
+    except ObjectDoesNotExist:
+        raise Http404(f"No such {what}.") from None

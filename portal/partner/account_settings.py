@@ -18,12 +18,12 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from mailcore.apikeys.models import ApiKey
 from mailcore.apikeys.scopes import ALL_SCOPES
 from mailcore.apikeys.selectors import USAGE_DAYS, api_key_get, api_key_list, api_key_usage
 from mailcore.apikeys.services import api_key_create, api_key_revoke
 from mailcore.partners.services import partner_settings_update
 from portal.partner.forms import ApiKeyForm, LapseActionForm
+from portal.partner.access import found_or_404
 from portal.htmx import regions
 
 SETTINGS_TEMPLATE = "portal/settings.html"
@@ -38,10 +38,7 @@ def api_key_page(view):
     @login_required
     @wraps(view)
     def wrapped(request, key_id: int, *args, **kwargs):
-        try:
-            key = api_key_get(account=request.user.account, key_id=key_id)
-        except ApiKey.DoesNotExist:
-            raise Http404("No such API key.") from None
+        key = found_or_404(api_key_get, "API key", account=request.user.account, key_id=key_id)
         return view(request, key, *args, **kwargs)
 
     return wrapped

@@ -2,7 +2,6 @@
 delete. Same services as /v1/hosting/clients."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -13,7 +12,7 @@ from mailcore.partners.models import HostingPartner, PartnerClient
 from mailcore.partners.selectors import partner_client_get, partner_clients, partner_domains, partner_mailboxes
 from mailcore.partners.services import ClientHasDomains, client_create, client_delete, client_update
 from portal.htmx import regions
-from portal.partner.access import partner_section
+from portal.partner.access import found_or_404, partner_section
 from portal.partner.dns import domain_dns_summary
 from portal.partner.forms import LAPSE_DONE, ClientLapseForm, ClientNameForm, field_errors
 
@@ -23,10 +22,7 @@ CLIENT_CONFIRM_TEMPLATE = "portal/clients_confirm.html"
 
 
 def client_of(partner: HostingPartner, client_id: int) -> PartnerClient:
-    try:
-        return partner_client_get(partner=partner, client_id=client_id)
-    except PartnerClient.DoesNotExist:
-        raise Http404("No such client.") from None
+    return found_or_404(partner_client_get, "client", partner=partner, client_id=client_id)
 
 
 def _clients_context(partner: HostingPartner, form: ClientNameForm, **extra) -> dict:

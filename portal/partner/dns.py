@@ -11,46 +11,42 @@ TITLES = {"mx": "Mail routing", "ownership": "Ownership", "spf": "Sender policy 
 
 
 @dataclass
-class RecordRow:
+class RecordRow(DnsRecord):
     """One DNS record as the wizard shows it: what to create and what the last check found."""
 
-    record: DnsRecord
-    domain_name: str
-
-    def __getattr__(self, name):  # type, host, value, description, ok, found_value, reason, key, problem
-        return getattr(self.record, name)
+    domain_name: str = ""
 
     @property
     def title(self) -> str:
-        return TITLES.get(self.record.key, self.record.type)
+        return TITLES.get(self.key, self.type)
 
     @property
     def required(self) -> bool:
         """Verification needs only these two; the others matter for delivery."""
-        return self.record.key in ("mx", "ownership")
+        return self.key in ("mx", "ownership")
 
     @property
     def fqdn(self) -> str:
-        return self.domain_name if self.record.host == "@" else f"{self.record.host}.{self.domain_name}"
+        return self.domain_name if self.host == "@" else f"{self.host}.{self.domain_name}"
 
     @property
     def state(self) -> str:
-        return "unchecked" if self.record.ok is None else ("ok" if self.record.ok else "wrong")
+        return "unchecked" if self.ok is None else ("ok" if self.ok else "wrong")
 
     @property
     def mx_priority(self) -> str:
-        return self.record.value.split()[0] if self.record.key == "mx" else ""
+        return self.value.split()[0] if self.key == "mx" else ""
 
     @property
     def mx_host(self) -> str:
-        return self.record.value.split()[-1] if self.record.key == "mx" else ""
+        return self.value.split()[-1] if self.key == "mx" else ""
 
     @property
     def guidance(self) -> str:
         """What to do about a wrong record, in plain words."""
-        if self.record.ok is not False:
+        if self.ok is not False:
             return ""
-        at = "at the domain itself (@)" if self.record.host == "@" else f"with the host {self.record.host}"
+        at = "at the domain itself (@)" if self.host == "@" else f"with the host {self.host}"
         create = f"Create a TXT record {at} with this value."
         return {
             DnsProblem.NO_MX: (f"Create an MX record {at}. If your provider has a separate Priority field, enter "
@@ -74,12 +70,12 @@ class RecordRow:
                                        "above, copied whole: a single character missing breaks it."),
             DnsProblem.NO_DKIM: (f"Create a TXT record {at} with this value, pasted as one long string; most "
                                  f"providers split it into parts by themselves."),
-        }.get(self.record.problem, "Compare the record with the value above and correct it.")
+        }.get(self.problem, "Compare the record with the value above and correct it.")
 
 
 def record_rows(domain: Domain) -> list[RecordRow]:
     """The five records: the last check, or what to create before any check."""
-    return [RecordRow(record, domain.name) for record in domain_records(domain)]
+    return [RecordRow(**vars(record), domain_name=domain.name) for record in domain_records(domain)]
 
 
 @dataclass

@@ -7,7 +7,6 @@ redirects, or renders the page again with its errors.
 """
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -21,7 +20,7 @@ from mailcore.partners.models import HostingPartner
 from mailcore.partners.selectors import partner_domain_get, partner_domains, partner_mailboxes
 from mailcore.partners.services import hosting_partner_enable
 from portal.htmx import regions
-from portal.partner.access import BECOME_PARTNER_TEMPLATE, partner_section
+from portal.partner.access import BECOME_PARTNER_TEMPLATE, found_or_404, partner_section
 from portal.partner.dns import dns_summary, domain_dns_summary, record_rows
 from portal.partner.forms import DomainAddForm, name_error
 
@@ -31,10 +30,7 @@ DOMAIN_CONFIRM_TEMPLATE = "portal/domains_confirm.html"
 
 
 def domain_of(partner: HostingPartner, domain_id: int) -> Domain:
-    try:
-        return partner_domain_get(partner=partner, domain_id=domain_id)
-    except Domain.DoesNotExist:
-        raise Http404("No such domain.") from None
+    return found_or_404(partner_domain_get, "domain", partner=partner, domain_id=domain_id)
 
 
 # becoming a partner

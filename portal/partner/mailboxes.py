@@ -44,7 +44,7 @@ from portal.partner.forms import (
     MailboxIdentityForm,
     PartnerMailboxForm,
 )
-from portal.partner.access import become_partner_page, partner_required
+from portal.partner.access import become_partner_page, found_or_404, partner_required
 from portal.htmx import regions
 
 LIST_TEMPLATE = "portal/mailboxes.html"
@@ -68,10 +68,7 @@ def mailbox_page(view):
             raise Http404("No such mailbox.")
         if not partner.is_operational:
             return become_partner_page(request, partner, section="Mailboxes", htmx_redirect="portal:mailboxes")
-        try:
-            partner_mailbox = partner_mailbox_get(partner=partner, mailbox_id=mailbox_id)
-        except PartnerMailbox.DoesNotExist:
-            raise Http404("No such mailbox.") from None
+        partner_mailbox = found_or_404(partner_mailbox_get, "mailbox", partner=partner, mailbox_id=mailbox_id)
         return view(request, partner_mailbox, *args, **kwargs)
 
     return wrapped
@@ -243,10 +240,7 @@ def mailbox_identity(request, partner_mailbox):
 
 
 def _rule(partner_mailbox: PartnerMailbox, rule_id: int) -> ForwardingRule:
-    try:
-        return mailbox_forwarding_rules(partner_mailbox=partner_mailbox).get(pk=rule_id)
-    except ForwardingRule.DoesNotExist:
-        raise Http404("No such forwarding rule.") from None
+    return found_or_404(mailbox_forwarding_rules(partner_mailbox=partner_mailbox).get, "forwarding rule", pk=rule_id)
 
 
 @require_POST
@@ -301,10 +295,7 @@ def mailbox_forwarding_delete(request, partner_mailbox, rule_id: int):
 
 
 def _alias(partner_mailbox: PartnerMailbox, alias_id: int) -> Alias:
-    try:
-        return mailbox_aliases(partner_mailbox=partner_mailbox).get(pk=alias_id)
-    except Alias.DoesNotExist:
-        raise Http404("No such alias.") from None
+    return found_or_404(mailbox_aliases(partner_mailbox=partner_mailbox).get, "alias", pk=alias_id)
 
 
 @require_POST

@@ -11,7 +11,7 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -33,6 +33,7 @@ from mailcore.webhooks.services import (
     endpoint_test,
     endpoint_update,
 )
+from portal.partner.access import found_or_404
 from portal.partner.forms import WebhookEndpointActiveForm, WebhookEndpointForm
 from portal.htmx import regions
 
@@ -68,10 +69,7 @@ def endpoint_page(view):
     @wraps(view)
     def wrapped(request, endpoint_id: int, *args, **kwargs):
         account = request.user.account
-        try:
-            endpoint = endpoint_get(account=account, endpoint_id=endpoint_id)
-        except WebhookEndpoint.DoesNotExist:
-            raise Http404("No such webhook endpoint.") from None
+        endpoint = found_or_404(endpoint_get, "webhook endpoint", account=account, endpoint_id=endpoint_id)
         if not account.plan.has_feature(FEATURE):
             return _upgrade_page(request)
         return view(request, endpoint, *args, **kwargs)
@@ -95,10 +93,7 @@ def _deliveries(endpoint: WebhookEndpoint) -> list[WebhookDelivery]:
 
 
 def _delivery(endpoint: WebhookEndpoint, delivery_id: int) -> WebhookDelivery:
-    try:
-        return delivery_get(endpoint=endpoint, delivery_id=delivery_id)
-    except WebhookDelivery.DoesNotExist:
-        raise Http404("No such delivery.") from None
+    return found_or_404(delivery_get, "delivery", endpoint=endpoint, delivery_id=delivery_id)
 
 
 def _detail_context(endpoint: WebhookEndpoint, **extra) -> dict:
