@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from api.mcp.views import McpApi
-from api.views import api_keys, auth, inbox, labels, mailboxes, sending, subscriptions, tracking, webhooks
+from api.views import api_keys, auth, billing_webhooks, inbox, labels, mailboxes, sending, subscriptions, tracking, webhooks
 
 urlpatterns = [
     path("auth/login", auth.AuthLoginApi.as_view(), name="auth-login"),
@@ -37,6 +37,7 @@ urlpatterns = [
     path("webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/replay", webhooks.WebhookDeliveryReplayApi.as_view(),
          name="webhook-delivery-replay"),
     path("mcp", McpApi.as_view(), name="mcp"),
+    path("billing/webhooks/<str:provider>", billing_webhooks.provider_webhook, name="billing-webhook"),
     path("v1/hosting/", include("api.hosting.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),

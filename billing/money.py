@@ -21,3 +21,12 @@ class Money:
     def major(self) -> Decimal:
         """For display and for the spec's number fields (monthly_rate_usd)."""
         return Decimal(self.minor) / CURRENCIES[self.currency]
+
+    def as_number(self) -> int | float:
+        """The spec's JSON number in major units (12.5 for 1250 cents): the one conversion."""
+        major = self.major
+        return int(major) if major == major.to_integral_value() else float(major)
+
+    def __str__(self) -> str:
+        symbol = {"usd": "$", "ngn": "₦"}[self.currency]
+        return f"{symbol}{self.major:,.2f}"

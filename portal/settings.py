@@ -350,3 +350,23 @@ WEBHOOK_CA_BUNDLE = env_str("WEBHOOK_CA_BUNDLE")
 WEBHOOK_TIMEOUT_SECONDS = 10
 # Deliveries sent in parallel by one worker, so that a slow endpoint does not hold up the others.
 WEBHOOK_CONCURRENCY = env_int("WEBHOOK_CONCURRENCY", 16)
+
+# Payments (billing/providers). PAYMENT_PROVIDER names one provider for every currency (local,
+# stripe, paystack) or one per currency ("usd=stripe,ngn=paystack"); local is the embedded default
+# and is refused in production.
+from billing.providers.registry import providers_by_currency  # noqa: E402
+
+PAYMENT_PROVIDER = env_str("PAYMENT_PROVIDER", "local")
+PAYMENT_PROVIDERS = providers_by_currency(PAYMENT_PROVIDER, production=PRODUCTION)
+STRIPE_API_KEY = env_str("STRIPE_API_KEY")
+STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET")
+STRIPE_API_BASE = env_str("STRIPE_API_BASE", "https://api.stripe.com")
+PAYSTACK_SECRET_KEY = env_str("PAYSTACK_SECRET_KEY")
+PAYSTACK_API_BASE = env_str("PAYSTACK_API_BASE", "https://api.paystack.co")
+for _currency, _name in PAYMENT_PROVIDERS.items():
+    if _name == "stripe" and not (STRIPE_API_KEY and STRIPE_WEBHOOK_SECRET):
+        raise ImproperlyConfigured("PAYMENT_PROVIDER uses stripe: set STRIPE_API_KEY and STRIPE_WEBHOOK_SECRET")
+    if _name == "paystack" and not PAYSTACK_SECRET_KEY:
+        raise ImproperlyConfigured("PAYMENT_PROVIDER uses paystack: set PAYSTACK_SECRET_KEY")
+# A newly approved hosting partner's trial, in days.
+PARTNER_TRIAL_DAYS = env_int("PARTNER_TRIAL_DAYS", 14)

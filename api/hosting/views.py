@@ -13,7 +13,7 @@ from api.hosting.serializers import (
     SummaryOutput,
 )
 from api.inputs import StrictInput
-from billing.services.mailboxes import partner_mailbox_open
+from billing.services.mailboxes import partner_mailbox_open, partner_mailbox_renew_from_pool
 from mailcore.domains import services as domains
 from mailcore.partners import domains as domain_claims
 from mailcore.partners import mailboxes
@@ -235,7 +235,7 @@ class HostingMailboxRenewApi(HostingApi):
     @extend_schema(tags=["hosting: mailboxes"], request=None, responses={200: PartnerMailboxOutput},
                    summary="Extend the term by a month (re-enables a lapsed mailbox)")
     def post(self, request, mailbox_id: int):
-        renewed = mailboxes.partner_mailbox_renew(
+        renewed = partner_mailbox_renew_from_pool(
             partner_mailbox=partner_mailbox_get(partner=self.partner, mailbox_id=mailbox_id))
         return Response(PartnerMailboxOutput(renewed).data)
 

@@ -400,15 +400,23 @@ def test_list_filters_by_status(hosting, partner, dns_zone):
     assert hosting.get("/v1/hosting/mailboxes", {"status": "nope"}).status_code == 422
 
 
-def test_renew_extends_the_term(hosting, partner, dns_zone):
+def test_renew_consumes_a_slot_term_from_the_pool(hosting, partner, dns_zone):
     domain = verified_domain(hosting, dns_zone)
-    slots_grant(partner=partner, count=1)
+    slots_grant(partner=partner, count=1, plan_type="pro")
     created = create_mailbox(hosting, domain).json()
     before = PartnerMailbox.objects.get().expires_at
+    refused = hosting.post(f"/v1/hosting/mailboxes/{created['id']}/renew")
+    assert refused.status_code == 402 and "slot" in refused.json()["detail"]
+    assert PartnerMailbox.objects.get().expires_at == before and not events("partner_mailbox.renewed")
+    slots_grant(partner=partner, count=1, plan_type="premium")  # another plan's slot does not fund it
+    assert hosting.post(f"/v1/hosting/mailboxes/{created['id']}/renew").status_code == 402
+    slots_grant(partner=partner, count=1, plan_type="pro", term_days=90)
     renewed = hosting.post(f"/v1/hosting/mailboxes/{created['id']}/renew").json()
-    assert PartnerMailbox.objects.get().expires_at == before + timedelta(days=30)
+    assert PartnerMailbox.objects.get().expires_at == before + timedelta(days=90)
     assert renewed["status"] == "active"
     assert len(events("partner_mailbox.renewed")) == 1
+    assert list(MailboxSlot.objects.filter(plan_type="pro").order_by("id").values_list("status", flat=True)) == [
+        "expired", "assigned"]  # the first term is used up, the new one funds the mailbox
 
 
 def test_delete_frees_the_slot_and_keeps_the_mail_account_disabled(hosting, partner, dns_zone):
@@ -486,6 +494,7 @@ def test_a_lapse_suspends_by_default_and_locks_the_mailbox_out(hosting, partner,
     send = hosting.post("/mail/send", {"from_email": running.mailbox.address, "to": ["x@y.test"], "body_text": "x"},
                         format="json", HTTP_X_API_KEY=new_key(alice))
     assert send.status_code == 403
+    slots_grant(partner=partner, count=1)  # a renewal is paid with a slot term
     renewed = hosting.post(f"/v1/hosting/mailboxes/{running.pk}/renew").json()
     assert renewed["status"] == "active" and Mailbox.objects.get(pk=running.mailbox_id).is_active
 

@@ -1,2 +1,8 @@
-"""Billing's tables: checkouts, subscriptions, add-on purchases, the partner ledger and payouts
-(amounts as integer minor units plus currency). None exist yet; the billing issue adds them here."""
+"""Billing's tables. Amounts are integer minor units plus a currency everywhere."""
+from billing.models.events import ProviderEventRecord
+from billing.models.local import LocalCheckout, LocalClock, LocalSubscription
+from billing.models.prices import Price
+from billing.models.purchases import BillingCustomer, Payment, Purchase, Subscription
+
+__all__ = ["BillingCustomer", "LocalCheckout", "LocalClock", "LocalSubscription", "Payment", "Price",
+           "ProviderEventRecord", "Purchase", "Subscription"]

@@ -1,11 +1,24 @@
-"""Wholesale prices: what a partner pays us per mailbox and month, by plan and currency."""
+"""Prices, read from the operator's price table (`billing.Price`, seeded with the launch figures)."""
+from billing.models import Price
 from billing.money import Money
 
-WHOLESALE_MONTHLY_MINOR = {
-    "pro": {"usd": 200, "ngn": 300_000},
-    "premium": {"usd": 500, "ngn": 750_000},
-}
+
+class PriceMissing(LookupError):
+    pass
+
+
+def price(item: str, currency: str) -> Money:
+    row = Price.objects.filter(item=item, currency=currency).values_list("amount_minor", flat=True).first()
+    if row is None:
+        raise PriceMissing(f"no {currency.upper()} price for {item}; an operator sets it in the console")
+    return Money(row, currency)
 
 
 def wholesale_monthly(plan_type: str, currency: str) -> Money:
-    return Money(WHOLESALE_MONTHLY_MINOR[plan_type][currency], currency)
+    return price(f"wholesale:{plan_type}", currency)
+
+
+def plan_prices(currency: str) -> dict[str, Money]:
+    """The paid account plans' monthly prices, by plan code."""
+    rows = Price.objects.filter(item__startswith="plan:", currency=currency)
+    return {row.item.split(":", 1)[1]: Money(row.amount_minor, currency) for row in rows}

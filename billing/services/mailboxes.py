@@ -1,5 +1,6 @@
-"""How a partner's new client mailbox is paid for: the trial allowance, else a prepaid slot;
-pay-as-you-go needs a retail price (none can be set yet: the pay-as-you-go issue adds them)."""
+"""How a partner's client mailbox is paid for: the trial allowance, else a prepaid slot of its plan;
+a renewal consumes a fresh slot term from the pool. Pay-as-you-go needs a retail price (none can be
+set yet: the pay-as-you-go issue adds them)."""
 from django.core.exceptions import ValidationError
 
 from mailcore.domains.models import Domain
@@ -8,10 +9,12 @@ from mailcore.partners.mailboxes import (
     Funding,
     partner_mailbox_create,
     partner_mailbox_fields_clean,
+    partner_mailbox_renew,
     slot_funding,
     trial_funding,
 )
-from mailcore.partners.models import HostingPartner, PartnerMailbox
+from mailcore.partners.models import HostingPartner, MailboxSlot, PartnerMailbox
+from mailcore.partners.services import slot_take
 
 
 class NoSlotAvailable(DomainError):
@@ -22,10 +25,10 @@ class NotPayAsYouGo(DomainError):
     code = ErrorCode.INVALID
 
 
-def _prepaid(partner: HostingPartner) -> Funding:
-    funding = trial_funding(partner=partner) or slot_funding(partner=partner)
+def _prepaid(partner: HostingPartner, plan_id: str) -> Funding:
+    funding = trial_funding(partner=partner) or slot_funding(partner=partner, plan_type=plan_id)
     if funding is None:
-        raise NoSlotAvailable("no unused mailbox slot; buy a slot pool or use pay-as-you-go")
+        raise NoSlotAvailable(f"no unused {plan_id} mailbox slot; buy a slot pool or use pay-as-you-go")
     return funding
 
 
@@ -38,4 +41,18 @@ def partner_mailbox_open(*, partner: HostingPartner, domain: Domain, local_part:
     if funding_mode != PartnerMailbox.Funding.SLOT:
         raise ValidationError({"funding_mode": ["slot or pay_as_you_go"]})
     return partner_mailbox_create(partner=partner, domain=domain, local_part=local_part, password=password,
-                                  plan_id=plan_id, display_name=display_name, fund=lambda: _prepaid(partner))
+                                  plan_id=plan_id, display_name=display_name, fund=lambda: _prepaid(partner, plan_id))
+
+
+def partner_mailbox_renew_from_pool(*, partner_mailbox: PartnerMailbox) -> PartnerMailbox:
+    """Renew a slot-funded (or trial) mailbox with one unused slot term of its plan: 402 without one."""
+    partner = partner_mailbox.partner
+
+    def take() -> MailboxSlot:
+        slot = slot_take(partner=partner, plan_type=partner_mailbox.plan_type, fresh=True)
+        if slot is None:
+            raise NoSlotAvailable(f"no unused {partner_mailbox.plan_type} slot term left to renew with; "
+                                  "buy a slot pool first")
+        return slot
+
+    return partner_mailbox_renew(partner_mailbox=partner_mailbox, fund=take)

@@ -58,9 +58,9 @@ def trial_funding(*, partner: HostingPartner) -> Funding | None:
     return None
 
 
-def slot_funding(*, partner: HostingPartner) -> Funding | None:
-    """An unused slot from the pool, taken (a conditional UPDATE), or None."""
-    slot = slot_take(partner=partner)
+def slot_funding(*, partner: HostingPartner, plan_type: str = "") -> Funding | None:
+    """An unused slot for the plan from the pool, taken (a conditional UPDATE), or None."""
+    slot = slot_take(partner=partner, plan_type=plan_type)
     return Funding(PartnerMailbox.Status.ACTIVE, slot.expires_at, slot) if slot else None
 
 
@@ -121,12 +121,21 @@ def partner_mailbox_create(*, partner: HostingPartner, domain: Domain, local_par
     return partner_mailbox
 
 
-def partner_mailbox_renew(*, partner_mailbox: PartnerMailbox) -> PartnerMailbox:
-    """Extend the term by a month from its end (or from now once lapsed) and re-enable it."""
+def partner_mailbox_renew(*, partner_mailbox: PartnerMailbox,
+                          fund: Callable[[], MailboxSlot] | None = None) -> PartnerMailbox:
+    """Extend the term from its end (or from now once lapsed) and re-enable it. `fund` (billing's)
+    takes the slot term that pays for it, inside the transaction; without it the term is a month."""
     with transaction.atomic():
         now = timezone.now()
         start = max(partner_mailbox.expires_at, now)
-        partner_mailbox.expires_at = start + RENEWAL
+        term = RENEWAL
+        if fund is not None:
+            new_slot = fund()
+            term = timedelta(days=new_slot.term_days)
+            if partner_mailbox.slot_id:  # the old slot's term is used up
+                MailboxSlot.objects.filter(pk=partner_mailbox.slot_id).update(status=MailboxSlot.Status.EXPIRED)
+            partner_mailbox.slot = new_slot
+        partner_mailbox.expires_at = start + term
         partner_mailbox.expiring_notice_sent_at = None
         if partner_mailbox.status in (PartnerMailbox.Status.EXPIRED, PartnerMailbox.Status.SUSPENDED,
                                       PartnerMailbox.Status.TRIAL):

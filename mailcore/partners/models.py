@@ -17,6 +17,11 @@ class HostingPartner(models.Model):
         ACTIVE = "active", "Active"
         EXPIRED = "expired", "Expired"
         SUSPENDED = "suspended", "Suspended"
+        REJECTED = "rejected", "Application declined"
+
+    class Currency(models.TextChoices):
+        USD = "usd", "USD"
+        NGN = "ngn", "NGN"
 
     account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="partner")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
@@ -30,6 +35,10 @@ class HostingPartner(models.Model):
     extra_domain_slots = models.PositiveIntegerField(default=0, help_text="Bought as add-ons.")
     extra_storage_mb = models.PositiveIntegerField(default=0, help_text="Bought as add-ons.")
     trial_notice_sent_at = models.DateTimeField(null=True, blank=True)
+    billing_currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.USD,
+                                        help_text="Chosen at approval: every price and purchase is in it.")
+    decided_at = models.DateTimeField(null=True, blank=True, help_text="When the application was approved or declined.")
+    decision_note = models.CharField(max_length=500, blank=True, help_text="Told to the applicant.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     FREE_DOMAIN_SLOTS = 2
@@ -69,6 +78,7 @@ class MailboxSlot(models.Model):
 
     partner = models.ForeignKey(HostingPartner, on_delete=models.CASCADE, related_name="slots")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.UNUSED)
+    plan_type = models.CharField(max_length=16, blank=True, help_text="pro or premium; blank funds either.")
     term_days = models.PositiveSmallIntegerField(default=30, help_text="How long a mailbox it funds runs.")
     purchased_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True, help_text="When an assigned slot's term ends.")

@@ -57,22 +57,29 @@ def partner_settings_update(*, partner: HostingPartner, default_client_lapse_act
     return partner
 
 
-def slots_grant(*, partner: HostingPartner, count: int, term_days: int = 30) -> list[MailboxSlot]:
+def slots_grant(*, partner: HostingPartner, count: int, term_days: int = 30,
+                plan_type: str = "") -> list[MailboxSlot]:
     """Add prepaid slots to the pool (funding-neutral: billing grants them for a confirmed purchase)."""
     return MailboxSlot.objects.bulk_create(
-        [MailboxSlot(partner=partner, term_days=term_days) for _ in range(count)])
+        [MailboxSlot(partner=partner, term_days=term_days, plan_type=plan_type) for _ in range(count)])
 
 
-def slot_take(*, partner: HostingPartner) -> MailboxSlot | None:
-    """Assign an unused slot (a freed one keeps the rest of its term), or None.
+def slot_take(*, partner: HostingPartner, plan_type: str = "", fresh: bool = False) -> MailboxSlot | None:
+    """Assign an unused slot for the plan (a slot bought for it, or one for any plan), or None.
+    A freed slot keeps the rest of its term; `fresh` takes only never-used ones (a renewal needs a
+    whole term).
 
     Each candidate is taken with a conditional UPDATE, so concurrent creates never share a slot.
     """
     now = timezone.now()
     MailboxSlot.objects.filter(partner=partner, status=MailboxSlot.Status.UNUSED, expires_at__lte=now).update(
         status=MailboxSlot.Status.EXPIRED)
-    for slot in MailboxSlot.objects.filter(partner=partner, status=MailboxSlot.Status.UNUSED).order_by(
-            "purchased_at", "id")[:20]:
+    candidates = MailboxSlot.objects.filter(partner=partner, status=MailboxSlot.Status.UNUSED)
+    if plan_type:
+        candidates = candidates.filter(plan_type__in=[plan_type, ""])
+    if fresh:
+        candidates = candidates.filter(expires_at__isnull=True)
+    for slot in candidates.order_by("-plan_type", "purchased_at", "id")[:20]:
         expires_at = slot.expires_at or now + timedelta(days=slot.term_days)
         if MailboxSlot.objects.filter(pk=slot.pk, status=MailboxSlot.Status.UNUSED).update(
                 status=MailboxSlot.Status.ASSIGNED, expires_at=expires_at):

@@ -22,7 +22,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from mailcore.mailboxes import aliases, forwarding
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_set_identity
-from billing.services.mailboxes import NoSlotAvailable, partner_mailbox_open
+from billing.services.mailboxes import NoSlotAvailable, partner_mailbox_open, partner_mailbox_renew_from_pool
 from mailcore.partners import mailboxes as partner_mailbox_services
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import (
@@ -204,8 +204,12 @@ def mailbox_detail(request, partner_mailbox):
 @require_POST
 @mailbox_page
 def mailbox_renew(request, partner_mailbox):
-    """A month more from the end of the term (or from now once lapsed)."""
-    renewed = partner_mailbox_services.partner_mailbox_renew(partner_mailbox=partner_mailbox)
+    """One slot term more from the end of the term (or from now once lapsed), paid from the pool."""
+    try:
+        renewed = partner_mailbox_renew_from_pool(partner_mailbox=partner_mailbox)
+    except NoSlotAvailable as exc:
+        messages.error(request, exc.detail)
+        return _region_response(request, partner_mailbox, "mailbox-status", ok=False)
     messages.success(request, f"{renewed.mailbox.address} renewed until {renewed.expires_at:%-d %B %Y}.")
     return _region_response(request, renewed, "mailbox-status", ok=True)
 

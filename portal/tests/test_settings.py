@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_KEY = "x" * 20 + "production-secret-key-for-this-test-only-0123456789"
 
@@ -43,11 +45,32 @@ def test_production_refuses_to_start_without_a_field_encryption_key(tmp_path):
     assert "needs FIELD_ENCRYPTION_KEY" in result.stderr
 
 
+PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "mail.example.com",
+              "FIELD_ENCRYPTION_KEY": "bXVzdC1iZS0zMi11cmwtc2FmZS1iYXNlNjQtYnl0ZXM=",
+              "PAYMENT_PROVIDER": "usd=stripe,ngn=paystack", "STRIPE_API_KEY": "sk_live_x",
+              "STRIPE_WEBHOOK_SECRET": "whsec_x", "PAYSTACK_SECRET_KEY": "sk_live_y"}
+
+
 def test_production_starts_with_real_settings(tmp_path):
-    result = start({"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "mail.example.com",
-                    "FIELD_ENCRYPTION_KEY": "bXVzdC1iZS0zMi11cmwtc2FmZS1iYXNlNjQtYnl0ZXM=", "DATA_DIR": str(tmp_path)})
+    result = start({**PRODUCTION, "DATA_DIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "started"
+
+
+@pytest.mark.parametrize("provider, message", [
+    ("local", "local provider is refused when DJANGO_ENV=production"),
+    ("usd=stripe", "local provider is refused"),  # NGN would still be local
+    ("usd=stripe,ngn=bitcoin", "unknown provider 'bitcoin' for ngn"),
+    ("eur=stripe", "unknown currency"),
+])
+def test_production_refuses_the_local_payment_provider(tmp_path, provider, message):
+    result = start({**PRODUCTION, "PAYMENT_PROVIDER": provider, "DATA_DIR": str(tmp_path)})
+    assert result.returncode != 0 and message in result.stderr
+
+
+def test_a_provider_without_its_keys_fails_loudly(tmp_path):
+    result = start({**PRODUCTION, "STRIPE_API_KEY": "", "DATA_DIR": str(tmp_path)})
+    assert result.returncode != 0 and "set STRIPE_API_KEY and STRIPE_WEBHOOK_SECRET" in result.stderr
 
 
 def test_a_bad_boolean_fails_loudly(tmp_path):
