@@ -2,7 +2,18 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from api.mcp.views import McpApi
-from api.views import api_keys, auth, billing_webhooks, inbox, labels, mailboxes, sending, subscriptions, tracking, webhooks
+from api.views import (
+    api_keys,
+    auth,
+    billing_webhooks,
+    inbox,
+    labels,
+    mailboxes,
+    sending,
+    subscriptions,
+    tracking,
+    webhooks,
+)
 
 urlpatterns = [
     path("auth/login", auth.AuthLoginApi.as_view(), name="auth-login"),
@@ -11,6 +22,7 @@ urlpatterns = [
     path("api-keys/<int:key_id>", api_keys.ApiKeyDetailApi.as_view(), name="api-key"),
     path("api-keys/<int:key_id>/usage", api_keys.ApiKeyUsageApi.as_view(), name="api-key-usage"),
     path("subscriptions/me", subscriptions.SubscriptionMeApi.as_view(), name="subscription-me"),
+    path("subscriptions/me/plan", subscriptions.SubscriptionPlanApi.as_view(), name="subscription-plan"),
     path("inbox", inbox.InboxListApi.as_view(), name="inbox"),
     path("inbox/folders", inbox.InboxFoldersApi.as_view(), name="inbox-folders"),
     path("inbox/<int:uid>", inbox.InboxMessageApi.as_view(), name="inbox-message"),

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "allauth",
     "allauth.account",
+    "allauth.mfa",
     "django_htmx",
     "mailcore",
     "billing",
@@ -163,6 +164,9 @@ ACCOUNT_RATE_LIMITS = {
 ACCOUNT_ADAPTER = "portal.adapters.AccountAdapter"
 LOGIN_REDIRECT_URL = "/"
 LOGIN_URL = "/accounts/login/"
+# Two-factor sign-in (allauth.mfa): anyone may turn it on; the operator console requires it.
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+MFA_TOTP_ISSUER = "Mailwell"
 
 # Outgoing system mail (verification, password reset). Console in development,
 # SMTP_URL's relay in production.
@@ -270,7 +274,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"LapseActionEnum": "mailcore.partners.models.LapseAction"},
+    "ENUM_NAME_OVERRIDES": {"LapseActionEnum": "mailcore.partners.models.LapseAction",
+                            "PartnerPlanEnum": ["pro", "premium"]},
 }
 
 # Session tokens for browser/mobile clients of the JSON API (POST /auth/login).

@@ -1,13 +1,16 @@
 """The root URLconf: the JSON API at the top level (as the spec's paths), the partner portal's pages,
-and /webmail/ reserved for mailbox owners. The one place portal names the API (by module path)."""
-from django.contrib import admin
+the local payment provider's hosted checkout, and /webmail/ reserved for mailbox owners. The one
+place portal names the API (by module path)."""
 from django.urls import include, path
+
+from portal.console.admin import site as operator_site
 
 urlpatterns = [
     path("", include("portal.partner.urls")),
     path("webmail/", include("portal.webmail.urls")),
     path("accounts/", include("allauth.urls")),
-    path("admin/", admin.site.urls),
+    path("admin/", operator_site.urls),
+    path("", include("portal.checkout.urls")),
     path("", include("api.urls")),
 ]
 

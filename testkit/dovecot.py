@@ -255,10 +255,12 @@ def message(subject: str, body: str = "Hello.", *, sender: str = "Bob Example <b
 
 
 def restore_plans() -> None:
-    """Re-create the plans of data migration 0002: a transactional test's flush deletes them."""
+    """Re-create the plans (mailcore 0002) and the launch prices (billing 0002): a transactional
+    test's flush deletes the rows data migrations wrote."""
     from django.apps import apps
 
     import_module("mailcore.migrations.0002_plans").create_plans(apps, None)
+    import_module("billing.migrations.0002_launch_prices").seed(apps, None)
 
 
 @pytest.fixture(scope="session")

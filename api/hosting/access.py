@@ -12,9 +12,19 @@ def request_partner(request) -> HostingPartner:
     if partner is None:
         raise exceptions.PermissionDenied("This account is not a hosting partner; apply to become one first.")
     if not partner.is_operational:
-        raise exceptions.PermissionDenied(
-            f"The hosting account is {partner.status}; the hosting API needs an active or trial account.")
+        raise exceptions.PermissionDenied(_why_not_operational(partner))
     return partner
+
+
+def _why_not_operational(partner: HostingPartner) -> str:
+    if partner.status == HostingPartner.Status.EXPIRED and partner.trial_ends_at:
+        return (f"The hosting account's trial ended on {partner.trial_ends_at:%Y-%m-%d} without a slot pool purchase; "
+                "buy one in the portal (/portal/billing/slots/) to reactivate it.")
+    if partner.status == HostingPartner.Status.PENDING:
+        return "The hosting partner application is still pending approval."
+    if partner.status == HostingPartner.Status.REJECTED:
+        return "The hosting partner application was declined."
+    return f"The hosting account is {partner.status}; the hosting API needs an active or trial account."
 
 
 class IsOperationalPartner(BasePermission):

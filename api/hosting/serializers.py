@@ -55,11 +55,18 @@ class PartnerMailboxOutput(serializers.Serializer):
     mailserver_provisioned = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
 
+    def _rate(self, plan_type: str, currency: str) -> float:
+        """From the price table, read once per response (a list shares the root's cache)."""
+        cache = self.root.__dict__.setdefault("_wholesale_rates", {})
+        if (plan_type, currency) not in cache:
+            cache[plan_type, currency] = wholesale_monthly(plan_type, currency).as_number()
+        return cache[plan_type, currency]
+
     def get_monthly_rate_usd(self, obj) -> float:
-        return float(wholesale_monthly(obj.plan_type, "usd").major)
+        return self._rate(obj.plan_type, "usd")
 
     def get_monthly_rate_ngn(self, obj) -> float:
-        return float(wholesale_monthly(obj.plan_type, "ngn").major)
+        return self._rate(obj.plan_type, "ngn")
 
     def get_mailserver_provisioned(self, obj) -> bool:
         """Dovecot and Postfix read the account from our tables: it exists once the row does."""

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api.hosting import management, views
+from api.hosting import billing, management, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
@@ -13,6 +13,11 @@ urlpatterns = [
     path("mailboxes/<int:mailbox_id>", views.HostingMailboxDetailApi.as_view()),
     path("mailboxes/<int:mailbox_id>/renew", views.HostingMailboxRenewApi.as_view()),
     path("stats", views.HostingStatsApi.as_view()),
+    path("addons/pricing", billing.HostingAddonPricingApi.as_view()),
+    path("addons/purchase", billing.HostingAddonPurchaseApi.as_view()),
+    path("addons/purchase/verify", billing.HostingPurchaseVerifyApi.as_view()),
+    path("slots", billing.HostingSlotPoolApi.as_view()),
+    path("slots/purchase", billing.HostingSlotPurchaseApi.as_view()),
     path("summary", views.HostingSummaryApi.as_view()),
     # mailbox management
     path("mailboxes/<int:mailbox_id>/forwarding", management.HostingForwardingListApi.as_view()),

@@ -17,6 +17,7 @@ def test_any_valid_key_reads_the_accounts_plan(api, alice):
         "quotas": {"sends_per_day": 10000, "sends_per_hour": 1500, "storage_mb": 20480,
                    "ai_requests_per_day": None, "attachment_max_mb": 35},
         "hosting_partner_status": None,
+        "subscription": None,
     }
 
 

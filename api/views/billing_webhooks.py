@@ -9,7 +9,7 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from billing.providers.base import SignatureInvalid
+from billing.providers.base import ProviderUnavailable, SignatureInvalid
 from billing.providers.registry import NAMES
 from billing.services.webhooks import webhook_receive
 
@@ -26,6 +26,9 @@ def provider_webhook(request, provider: str):
     except SignatureInvalid as exc:
         log.warning("%s webhook refused: %s", provider, exc)
         return JsonResponse({"detail": f"Webhook signature invalid: {exc}."}, status=400)
+    except ProviderUnavailable as exc:  # re-fetching the object failed: the provider retries later
+        log.warning("%s webhook not applied yet: %s", provider, exc)
+        return JsonResponse({"detail": exc.detail}, status=503)
     return JsonResponse({"received": True, "kind": kind})
 
 

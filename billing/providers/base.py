@@ -1,5 +1,6 @@
 """The provider interface and the normalised, verified event every provider's webhook becomes."""
 from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from datetime import datetime
 from typing import Protocol
 
@@ -16,6 +17,12 @@ class ProviderRefused(DomainError):
     """The provider refused the request (bad key, unsupported currency or channel)."""
 
     code = ErrorCode.UNAVAILABLE
+
+
+class ProviderCannot(DomainError):
+    """The provider has no way to do this (e.g. Paystack moving a subscription to another plan)."""
+
+    code = ErrorCode.INVALID
 
 
 class SignatureInvalid(Exception):
@@ -59,6 +66,15 @@ class CheckoutRequest:
     def amount_minor(self) -> int:
         return self.unit_amount_minor * self.quantity
 
+    @property
+    def return_url_with_reference(self) -> str:
+        """The return URL with `reference=<ours>` added, so the page the buyer lands on can tell
+        which purchase to wait for (every provider's hosted page sends the buyer there)."""
+        parts = urlsplit(self.return_url)
+        query = [(key, value) for key, value in parse_qsl(parts.query, keep_blank_values=True) if key != "reference"]
+        query.append(("reference", self.reference))
+        return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
+
 
 @dataclass(frozen=True)
 class Checkout:
@@ -97,6 +113,23 @@ class CheckoutState:
     currency: str = ""
     period_start: datetime | None = None
     period_end: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SubscriptionState:
+    """A subscription as its provider has it now (`billing_reconcile` compares it with ours)."""
+
+    status: str
+    period_start: datetime | None
+    period_end: datetime | None
+    product: str
+    unit_amount_minor: int | None
+    currency: str
+    cancel_at_period_end: bool
+    latest_invoice: str
+    latest_invoice_paid: bool
+    latest_invoice_reason: str
+    latest_amount_paid: int | None
 
 
 class PaymentProvider(Protocol):

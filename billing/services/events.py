@@ -57,7 +57,7 @@ def _apply(event: ProviderEvent) -> None:
 
 
 def _purchase(event: ProviderEvent) -> Purchase | None:
-    found = Purchase.objects.select_for_update()
+    found = Purchase.objects.select_for_update().filter(provider=event.provider)
     if event.reference:
         return found.filter(reference=event.reference).first()
     if event.provider_ref:
@@ -96,6 +96,12 @@ def purchase_settle(purchase: Purchase, state: CheckoutState) -> bool:
         return False
     if state.status != "paid" or purchase.applied_at is not None:
         return False
+    if (state.amount_minor is not None and state.amount_minor != purchase.amount_minor) or (
+            state.currency and state.currency.lower() != purchase.currency):
+        log.error("purchase %s: the provider took %s %s, the checkout asked %s %s; not applied (operator: refund "
+                  "or settle by hand)", purchase.reference, state.amount_minor, state.currency,
+                  purchase.amount_minor, purchase.currency)
+        return False
     now = timezone.now()
     purchase.status, purchase.paid_at, purchase.applied_at = Purchase.Status.PAID, now, now
     purchase.save(update_fields=["status", "paid_at", "applied_at"])
@@ -125,9 +131,13 @@ def purchase_sync(purchase: Purchase) -> bool:
 
 def _plan_bought(purchase: Purchase, state: CheckoutState) -> None:
     start = state.period_start or timezone.now()
-    Subscription.objects.filter(account=purchase.account, status__in=[Subscription.Status.ACTIVE,
-                                                                      Subscription.Status.PAST_DUE]).exclude(
-        provider_ref=state.subscription_ref).update(status=Subscription.Status.CANCELED)
+    superseded = list(Subscription.objects.filter(
+        account=purchase.account, status__in=[Subscription.Status.ACTIVE, Subscription.Status.PAST_DUE]).exclude(
+        provider_ref=state.subscription_ref).values_list("provider", "provider_ref"))
+    for provider, ref in superseded:  # two checkouts both paid: end the older one at its provider too
+        transaction.on_commit(lambda provider=provider, ref=ref: _cancel_at_provider(provider, ref))
+    Subscription.objects.filter(provider_ref__in=[ref for _, ref in superseded], account=purchase.account).update(
+        status=Subscription.Status.CANCELED)
     Subscription.objects.update_or_create(
         provider=purchase.provider, provider_ref=state.subscription_ref or purchase.provider_ref,
         defaults={"account": purchase.account, "purchase": purchase, "plan_code": purchase.item,
@@ -135,6 +145,13 @@ def _plan_bought(purchase: Purchase, state: CheckoutState) -> None:
                   "status": Subscription.Status.ACTIVE, "current_period_start": start,
                   "current_period_end": state.period_end or start + timedelta(days=30)})
     _account_plan_set(purchase.account, purchase.item)
+
+
+def _cancel_at_provider(provider: str, ref: str) -> None:
+    try:
+        provider_named(provider).subscription_cancel(ref, at_period_end=False)
+    except Exception:  # billing_reconcile and the operator console see it still running
+        log.exception("could not cancel the superseded %s subscription %s", provider, ref)
 
 
 def _pool_bought(purchase: Purchase, state: CheckoutState) -> None:

@@ -72,10 +72,6 @@ def partner_reject(*, partner: HostingPartner, note: str = "") -> HostingPartner
     return partner
 
 
-def trial_notice_send(*, partner: HostingPartner) -> None:
-    _tell(partner, "partner_trial_ending", "Your Mailwell partner trial ends soon")
-
-
 def _quantity(value: int, field: str, maximum: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= maximum:
         raise ValidationError({field: [f"a whole number from 1 to {maximum}"]})

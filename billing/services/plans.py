@@ -20,6 +20,10 @@ class SamePlan(DomainError):
     code = ErrorCode.INVALID
 
 
+class NoSubscription(DomainError):
+    code = ErrorCode.INVALID
+
+
 def plan_subscription(account: Account) -> Subscription | None:
     return Subscription.objects.filter(account=account, status__in=[
         Subscription.Status.ACTIVE, Subscription.Status.PAST_DUE]).order_by("-created_at").first()
@@ -34,8 +38,10 @@ def plan_change(*, account: Account, plan_code: str, return_url: str = "", curre
     if plan_code == current and not (subscription and subscription.cancel_at_period_end):
         raise SamePlan(f"the account is already on the {plan_code} plan")
     if plan_code == "free":
-        if subscription is not None:
-            provider_named(subscription.provider).subscription_cancel(subscription.provider_ref, at_period_end=True)
+        if subscription is None:
+            raise NoSubscription(f"the {current} plan was set by an operator, not paid by subscription; "
+                                 "ask support to change it")
+        provider_named(subscription.provider).subscription_cancel(subscription.provider_ref, at_period_end=True)
         return None
     if subscription is None:
         plan = Plan.objects.get(code=plan_code)

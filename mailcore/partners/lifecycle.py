@@ -5,7 +5,10 @@ apply a lapse or send a notice twice.
 """
 from datetime import timedelta
 
+from django.conf import settings
+from django.core.mail import send_mail
 from django.db import transaction
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from mailcore.accounts.models import Plan
@@ -48,6 +51,14 @@ def lapse_apply(*, partner_mailbox: PartnerMailbox) -> bool:
     return True
 
 
+def _trial_notice_mail(partner: HostingPartner) -> None:
+    recipients = list(partner.account.users.values_list("email", flat=True))
+    if recipients:
+        body = render_to_string("emails/partner_trial_ending.txt",
+                                {"partner": partner, "base_url": settings.PUBLIC_BASE_URL})
+        send_mail("Your Mailwell partner trial ends soon", body, None, recipients)
+
+
 def partner_terms_sweep() -> dict[str, int]:
     now = timezone.now()
     done = {"expiring_soon": 0, "trial_expiring_soon": 0, "lapsed": 0, "trials_ended": 0}
@@ -68,6 +79,7 @@ def partner_terms_sweep() -> dict[str, int]:
                     trial_notice_sent_at=now):
                 emit(account=partner.account, name="partner_trial.expiring_soon",
                      data={"trial_ends_at": iso(partner.trial_ends_at)})
+                transaction.on_commit(lambda partner=partner: _trial_notice_mail(partner))
                 done["trial_expiring_soon"] += 1
     lapsing = PartnerMailbox.objects.filter(status__in=RUNNING, expires_at__lte=now)
     for partner_mailbox in lapsing.select_related("mailbox__domain__client", "partner"):

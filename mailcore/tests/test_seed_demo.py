@@ -26,7 +26,7 @@ def test_it_is_idempotent():
               PartnerClient.objects.count()]
     call_command("seed_demo", stdout=StringIO())
     assert [Account.objects.count(), User.objects.count(), Domain.objects.count(), Mailbox.objects.count(),
-            PartnerClient.objects.count()] == counts == [2, 2, 2, 2, 1]
+            PartnerClient.objects.count()] == counts == [4, 4, 2, 2, 1]  # + operator, applicant
     assert ApiKey.objects.count() == 0
 
 

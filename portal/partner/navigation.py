@@ -17,6 +17,7 @@ SECTIONS = [
     Section("Clients", "portal:clients", partner_only=True),
     Section("Mailboxes", "portal:mailboxes", partner_only=True),
     Section("Webhooks", "portal:webhooks"),
+    Section("Billing", "portal:billing"),
     Section("Settings", "portal:settings"),
     Section("API docs", "api-docs"),
 ]

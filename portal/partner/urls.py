@@ -2,7 +2,7 @@
 /api-keys, so these live under /portal/."""
 from django.urls import path
 
-from portal.partner import account_settings, clients, dashboard, domains, mailboxes, webhooks
+from portal.partner import account_settings, billing, clients, dashboard, domains, mailboxes, webhooks
 
 app_name = "portal"
 
@@ -42,6 +42,13 @@ urlpatterns = [
     path("portal/mailboxes/<int:mailbox_id>/aliases/", mailboxes.mailbox_aliases_add, name="mailbox-aliases"),
     path("portal/mailboxes/<int:mailbox_id>/aliases/<int:alias_id>/delete/", mailboxes.mailbox_alias_delete,
          name="mailbox-alias-delete"),
+    path("portal/billing/", billing.billing, name="billing"),
+    path("portal/billing/plan/", billing.plan_change_view, name="billing-plan"),
+    path("portal/billing/slots/", billing.slots, name="billing-slots"),
+    path("portal/billing/add-ons/", billing.addons, name="billing-addons"),
+    path("portal/billing/return/", billing.purchase_return, name="billing-return"),
+    path("portal/billing/purchases/<str:reference>/", billing.purchase, name="purchase"),
+    path("portal/billing/payments/<int:payment_id>/receipt/", billing.receipt, name="receipt"),
     path("portal/settings/", account_settings.settings_page, name="settings"),
     path("portal/settings/lapse-action/", account_settings.lapse_action, name="settings-lapse-action"),
     path("portal/settings/api-keys/new/", account_settings.api_key_new, name="api-key-new"),

@@ -22,6 +22,8 @@ PREMIUM = {"email": "demo@mailwell.test", "password": "demo-pass-2026", "domain"
 PARTNER = {"email": "partner@mailwell.test", "password": "partner-pass-2026", "domain": "acme-bakery.test"}
 MAILBOXES = [("hello", "Hello Team"), ("support", "Support")]
 MAILBOX_PASSWORD = "mailbox-pass-2026"
+OPERATOR = {"email": "operator@mailwell.test", "password": "operator-pass-2026"}
+APPLICANT = {"email": "applicant@mailwell.test", "password": "applicant-pass-2026"}
 CLIENT_NAME = "Acme Bakery"
 DEMO_SLOTS = 10  # unused mailbox slots the demo partner starts with
 
@@ -75,6 +77,12 @@ class Command(BaseCommand):
             slots_grant(partner=partner, count=DEMO_SLOTS - unused)
         partner_domain = _verified_domain(partner.account, PARTNER["domain"], client)
 
+        operator = _user(OPERATOR["email"], OPERATOR["password"], "free")
+        User.objects.filter(pk=operator.pk).update(is_staff=True, is_superuser=True)
+        applicant = _user(APPLICANT["email"], APPLICANT["password"], "free")
+        if not HostingPartner.objects.filter(account=applicant.account).exists():
+            hosting_partner_enable(account=applicant.account, status=HostingPartner.Status.PENDING)
+
         if not as_json:
             self.stdout.write(
                 "Demo data ready.\n"
@@ -82,6 +90,9 @@ class Command(BaseCommand):
                 f"    domain {domain.name}, mailboxes {', '.join(addresses)} (password {MAILBOX_PASSWORD})\n"
                 f"  Hosting partner: {PARTNER['email']} / {PARTNER['password']}\n"
                 f"    client {client.name}, domain {partner_domain.name}, {DEMO_SLOTS} unused mailbox slots\n"
+                f"  Operator console (/admin/, sets up an authenticator app on first login): "
+                f"{OPERATOR['email']} / {OPERATOR['password']}\n"
+                f"  Partner applicant awaiting approval: {APPLICANT['email']} / {APPLICANT['password']}\n"
                 "  API keys: run `python manage.py seed_demo --json` for fresh ones."
             )
             return

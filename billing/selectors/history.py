@@ -1,0 +1,53 @@
+"""An account's own purchases and payments (the portal's billing pages), and a partner's slot pool.
+
+Every lookup is scoped to the account: another account's purchase or payment does not exist for it
+(DoesNotExist, which the portal answers with 404)."""
+from django.db.models import Count, Q, QuerySet
+
+from billing.models import Payment, Purchase
+from mailcore.accounts.models import Account
+from mailcore.partners.models import HostingPartner, MailboxSlot
+
+UNSETTLED = (Purchase.Status.PENDING, Purchase.Status.FAILED, Purchase.Status.EXPIRED)
+
+
+def account_purchase_get(*, account: Account, reference: str) -> Purchase:
+    return Purchase.objects.get(account=account, reference=reference)
+
+
+def account_purchase_returned(*, account: Account, reference: str = "") -> Purchase:
+    """The purchase a provider's page sent the buyer back for: by our reference or the provider's own
+    (Paystack appends its transaction reference), else the account's latest purchase."""
+    purchases = Purchase.objects.filter(account=account)
+    if not reference:
+        return purchases.latest("created_at", "id")
+    return purchases.filter(Q(reference=reference) | Q(provider_ref=reference)).latest("created_at", "id")
+
+
+def account_purchases_unsettled(*, account: Account, limit: int = 10) -> list[Purchase]:
+    """Recent purchases still waiting for payment, or that failed or expired."""
+    return list(Purchase.objects.filter(account=account, status__in=UNSETTLED)[:limit])
+
+
+def account_payments(*, account: Account) -> QuerySet[Payment]:
+    return Payment.objects.filter(account=account).select_related("purchase")
+
+
+def account_payment_get(*, account: Account, payment_id: int) -> Payment:
+    return account_payments(account=account).get(pk=payment_id)
+
+
+def partner_slot_pool(*, partner: HostingPartner) -> list[dict]:
+    """The pool by plan: unused, assigned and expired slots (slots bought for no plan fund either)."""
+    rows = (MailboxSlot.objects.filter(partner=partner).values("plan_type").annotate(
+        unused=Count("id", filter=Q(status=MailboxSlot.Status.UNUSED)),
+        assigned=Count("id", filter=Q(status=MailboxSlot.Status.ASSIGNED)),
+        expired=Count("id", filter=Q(status=MailboxSlot.Status.EXPIRED))))
+    found = {row["plan_type"]: row for row in rows}
+    pool = []
+    for plan_type in ("pro", "premium", ""):
+        row = found.get(plan_type, {"unused": 0, "assigned": 0, "expired": 0})
+        if plan_type or plan_type in found:
+            pool.append({"plan_type": plan_type, "unused": row["unused"], "assigned": row["assigned"],
+                         "expired": row["expired"]})
+    return pool
