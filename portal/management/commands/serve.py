@@ -8,7 +8,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from mailcore.management.commands.seed_demo import MAILBOX_PASSWORD, PARTNER, PREMIUM
+from mailcore.management.commands.seed_demo import APPLICANT, MAILBOX_PASSWORD, OPERATOR, PARTNER, PREMIUM
 
 
 class Command(BaseCommand):
@@ -43,6 +43,10 @@ class Command(BaseCommand):
             f"  Inbound mail (LMTP and SMTP): {settings.LMTP_LISTEN}; mail store: {settings.MAIL_STORE}\n"
             f"  Log in as {PREMIUM['email']} / {PREMIUM['password']} (premium account)\n"
             f"         or {PARTNER['email']} / {PARTNER['password']} (hosting partner)\n"
+            f"         or {APPLICANT['email']} / {APPLICANT['password']} (partner application, pending)\n"
+            f"  Operator console: {url}admin/ as {OPERATOR['email']} / {OPERATOR['password']} "
+            "(sets up an authenticator app first)\n"
+            f"  Payments: the local test provider (Pay / Decline buttons, no money moves)\n"
             f"  Demo mailboxes' password: {MAILBOX_PASSWORD}\n"
             "  API keys: .venv/bin/python manage.py seed_demo --json\n"
             "  Stop with Ctrl-C.\n"
