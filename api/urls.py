@@ -1,6 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
+from api.hosting.payg import PartnerPayoutsApi
 from api.mcp.views import McpApi
 from api.views import (
     api_keys,
@@ -51,6 +52,7 @@ urlpatterns = [
     path("mcp", McpApi.as_view(), name="mcp"),
     path("billing/webhooks/<str:provider>", billing_webhooks.provider_webhook, name="billing-webhook"),
     path("v1/hosting/", include("api.hosting.urls")),
+    path("partners/me/payouts", PartnerPayoutsApi.as_view(), name="partner-payouts"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
 ]

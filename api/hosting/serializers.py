@@ -2,6 +2,7 @@
 from rest_framework import serializers
 
 from billing.selectors.prices import wholesale_monthly
+from billing.services.payg import open_checkout, payg_checkout_url
 from mailcore.domains.services import domain_public_records
 
 
@@ -54,6 +55,23 @@ class PartnerMailboxOutput(serializers.Serializer):
     expires_at = serializers.DateTimeField()
     mailserver_provisioned = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
+    is_pay_as_you_go = serializers.BooleanField(required=False, help_text="Present for pay-as-you-go mailboxes")
+    checkout_url = serializers.URLField(required=False, help_text="Present while status is pending_payment")
+
+    def to_representation(self, partner_mailbox):
+        data = super().to_representation(partner_mailbox)
+        if partner_mailbox.funding_mode != "pay_as_you_go":
+            data.pop("is_pay_as_you_go", None)
+            data.pop("checkout_url", None)
+            return data
+        data["is_pay_as_you_go"] = True
+        url = (payg_checkout_url(partner_mailbox=partner_mailbox) if self.context.get("fresh_checkout")
+               else getattr(open_checkout(partner_mailbox), "checkout_url", None))
+        if url and partner_mailbox.status == "pending_payment":
+            data["checkout_url"] = url
+        else:
+            data.pop("checkout_url", None)
+        return data
 
     def _rate(self, plan_type: str, currency: str) -> float:
         """From the price table, read once per response (a list shares the root's cache)."""

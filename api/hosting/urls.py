@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api.hosting import billing, management, views
+from api.hosting import billing, management, payg, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
@@ -18,6 +18,11 @@ urlpatterns = [
     path("addons/purchase/verify", billing.HostingPurchaseVerifyApi.as_view()),
     path("slots", billing.HostingSlotPoolApi.as_view()),
     path("slots/purchase", billing.HostingSlotPurchaseApi.as_view()),
+    path("retail-pricing", payg.HostingRetailPricingApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/subscription", payg.HostingPaygSubscriptionApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/cancel-subscription", payg.HostingPaygCancelApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/upgrade", payg.HostingPaygUpgradeApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/addons/purchase", payg.HostingPaygAddonApi.as_view()),
     path("summary", views.HostingSummaryApi.as_view()),
     # mailbox management
     path("mailboxes/<int:mailbox_id>/forwarding", management.HostingForwardingListApi.as_view()),

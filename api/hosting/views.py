@@ -13,7 +13,9 @@ from api.hosting.serializers import (
     SummaryOutput,
 )
 from api.inputs import StrictInput
+from api.hosting.billing import ReturnUrlField
 from billing.services.mailboxes import partner_mailbox_open, partner_mailbox_renew_from_pool
+from billing.services.payg import payg_mailbox_delete
 from mailcore.domains import services as domains
 from mailcore.partners import domains as domain_claims
 from mailcore.partners import mailboxes
@@ -182,7 +184,7 @@ class MailboxCreateInput(StrictInput):
     display_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     plan_id = serializers.ChoiceField(choices=["pro", "premium"])
     funding_mode = serializers.ChoiceField(choices=PartnerMailbox.Funding.values, default="slot")
-    return_url = serializers.URLField(required=False)
+    return_url = ReturnUrlField(required=False, help_text="Required for pay_as_you_go: where the checkout returns")
 
 
 class MailboxListQuery(serializers.Serializer):
@@ -208,7 +210,6 @@ class HostingMailboxListApi(HostingApi):
         data = MailboxCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        fields.pop("return_url", None)
         domain = partner_domain_get(partner=self.partner, domain_id=fields.pop("domain_id"))
         created = partner_mailbox_open(partner=self.partner, domain=domain, **fields)
         return Response(PartnerMailboxOutput(created).data, status=201)
@@ -219,13 +220,19 @@ class HostingMailboxDetailApi(HostingApi):
 
     @extend_schema(tags=["hosting: mailboxes"], responses={200: PartnerMailboxOutput}, summary="A client mailbox")
     def get(self, request, mailbox_id: int):
-        return Response(PartnerMailboxOutput(partner_mailbox_get(partner=self.partner, mailbox_id=mailbox_id)).data)
+        partner_mailbox = partner_mailbox_get(partner=self.partner, mailbox_id=mailbox_id)
+        return Response(PartnerMailboxOutput(partner_mailbox, context={"fresh_checkout": True}).data)
 
     @extend_schema(tags=["hosting: mailboxes"], responses={204: None},
-                   summary="Delete: slot freed, mail account deactivated with its mail kept")
+                   summary="Delete: slot freed, mail account deactivated with its mail kept",
+                   description="A pay-as-you-go mailbox still pending payment is deleted with its mail account and "
+                   "its open checkout expires; a paid one also ends its subscription at the provider.")
     def delete(self, request, mailbox_id: int):
-        mailboxes.partner_mailbox_delete(partner_mailbox=partner_mailbox_get(partner=self.partner,
-                                                                             mailbox_id=mailbox_id))
+        partner_mailbox = partner_mailbox_get(partner=self.partner, mailbox_id=mailbox_id)
+        if partner_mailbox.funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
+            payg_mailbox_delete(partner_mailbox=partner_mailbox)
+        else:
+            mailboxes.partner_mailbox_delete(partner_mailbox=partner_mailbox)
         return Response(status=204)
 
 

@@ -26,6 +26,9 @@ class Purchase(models.Model):
         SLOT_POOL = "slot_pool", "Mailbox slot pool"
         DOMAIN_SLOT = "domain_slot", "Domain slots"
         STORAGE = "storage", "Extra storage"
+        MAILBOX = "mailbox", "Pay-as-you-go mailbox"
+        MAILBOX_STORAGE = "mailbox_storage", "Extra storage for a pay-as-you-go mailbox"
+        MAILBOX_EXTRA = "mailbox_extra", "Extra mailbox for a pay-as-you-go customer"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for payment"
@@ -55,6 +58,10 @@ class Purchase(models.Model):
     return_url = models.URLField(max_length=2000, blank=True)
     description = models.CharField(max_length=200)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    partner_mailbox = models.ForeignKey("mailcore.PartnerMailbox", on_delete=models.SET_NULL, null=True, blank=True,
+                                        related_name="purchases", help_text="Pay-as-you-go: the mailbox it pays for.")
+    wholesale_minor = models.PositiveBigIntegerField(
+        default=0, help_text="Pay-as-you-go: what we keep of each payment; the rest is the partner's margin.")
     created_at = models.DateTimeField(auto_now_add=True)
     paid_at = models.DateTimeField(null=True, blank=True)
     applied_at = models.DateTimeField(null=True, blank=True)
@@ -79,7 +86,10 @@ class Subscription(models.Model):
     provider = models.CharField(max_length=16)
     provider_ref = models.CharField(max_length=128)
     plan_code = models.CharField(max_length=32)
+    partner_mailbox = models.ForeignKey("mailcore.PartnerMailbox", on_delete=models.SET_NULL, null=True, blank=True,
+                                        related_name="subscriptions", help_text="Pay-as-you-go mailbox subscriptions.")
     amount_minor = models.PositiveBigIntegerField()
+    wholesale_minor = models.PositiveBigIntegerField(default=0, help_text="Pay-as-you-go: our part of each renewal.")
     currency = models.CharField(max_length=3, choices=CURRENCY_CHOICES)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     current_period_start = models.DateTimeField()

@@ -139,6 +139,10 @@ class PaymentProvider(Protocol):
 
     def checkout_state(self, provider_ref: str) -> CheckoutState: ...
 
+    def checkout_expire(self, provider_ref: str) -> None:
+        """Close an open checkout so it can no longer be paid (a deleted pending mailbox)."""
+        ...
+
     def webhook_parse(self, body: bytes, headers) -> ProviderEvent:
         """Verify the signature on the raw body (SignatureInvalid if not) and normalise."""
         ...

@@ -117,6 +117,10 @@ class LocalProvider:
             _deliver(EventKind.CHECKOUT_PAID, payment=f"lpay_{checkout.token}", **fields)
             return checkout
 
+    def checkout_expire(self, provider_ref: str) -> None:
+        LocalCheckout.objects.filter(token=provider_ref, status=LocalCheckout.Status.OPEN).update(
+            status=LocalCheckout.Status.EXPIRED)
+
     # subscriptions
 
     def subscription_cancel(self, subscription_ref: str, *, at_period_end: bool = True) -> None:

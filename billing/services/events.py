@@ -16,6 +16,8 @@ from billing.models import Payment, ProviderEventRecord, Purchase, Subscription
 from billing.money import Money
 from billing.providers.base import CheckoutState, EventKind, ProviderEvent
 from billing.providers.registry import provider_named
+from billing.services import payg
+from billing.services.ledger import refund_debit
 from mailcore.accounts.models import Account, Plan
 from mailcore.events.services import emit
 from mailcore.partners.models import HostingPartner
@@ -105,11 +107,11 @@ def purchase_settle(purchase: Purchase, state: CheckoutState) -> bool:
     now = timezone.now()
     purchase.status, purchase.paid_at, purchase.applied_at = Purchase.Status.PAID, now, now
     purchase.save(update_fields=["status", "paid_at", "applied_at"])
-    Payment.objects.get_or_create(
+    payment, _ = Payment.objects.get_or_create(
         provider=purchase.provider, provider_ref=state.payment_ref or f"{purchase.provider_ref}:first",
         defaults={"account": purchase.account, "purchase": purchase, "amount_minor": purchase.amount_minor,
                   "currency": purchase.currency, "description": purchase.description, "paid_at": now})
-    EFFECTS[purchase.kind](purchase, state)
+    EFFECTS[purchase.kind](purchase, state, payment)
     return True
 
 
@@ -129,10 +131,11 @@ def purchase_sync(purchase: Purchase) -> bool:
 # what each kind of purchase gives
 
 
-def _plan_bought(purchase: Purchase, state: CheckoutState) -> None:
+def _plan_bought(purchase: Purchase, state: CheckoutState, payment: Payment) -> None:
     start = state.period_start or timezone.now()
     superseded = list(Subscription.objects.filter(
-        account=purchase.account, status__in=[Subscription.Status.ACTIVE, Subscription.Status.PAST_DUE]).exclude(
+        account=purchase.account, partner_mailbox__isnull=True,
+        status__in=[Subscription.Status.ACTIVE, Subscription.Status.PAST_DUE]).exclude(
         provider_ref=state.subscription_ref).values_list("provider", "provider_ref"))
     for provider, ref in superseded:  # two checkouts both paid: end the older one at its provider too
         transaction.on_commit(lambda provider=provider, ref=ref: _cancel_at_provider(provider, ref))
@@ -154,7 +157,7 @@ def _cancel_at_provider(provider: str, ref: str) -> None:
         log.exception("could not cancel the superseded %s subscription %s", provider, ref)
 
 
-def _pool_bought(purchase: Purchase, state: CheckoutState) -> None:
+def _pool_bought(purchase: Purchase, state: CheckoutState, payment: Payment) -> None:
     partner = HostingPartner.objects.select_for_update().get(account=purchase.account)
     slots_grant(partner=partner, count=purchase.quantity, term_days=SLOT_TERM_DAYS * purchase.months,
                 plan_type=purchase.item)
@@ -166,7 +169,7 @@ def _pool_bought(purchase: Purchase, state: CheckoutState) -> None:
                "slots_unused": partner.slots.filter(status="unused").count()})
 
 
-def _addon_bought(purchase: Purchase, state: CheckoutState) -> None:
+def _addon_bought(purchase: Purchase, state: CheckoutState, payment: Payment) -> None:
     if purchase.kind == Purchase.Kind.DOMAIN_SLOT:
         HostingPartner.objects.filter(account=purchase.account).update(
             extra_domain_slots=F("extra_domain_slots") + purchase.quantity)
@@ -184,6 +187,9 @@ EFFECTS = {
     Purchase.Kind.SLOT_POOL: _pool_bought,
     Purchase.Kind.DOMAIN_SLOT: _addon_bought,
     Purchase.Kind.STORAGE: _addon_bought,
+    Purchase.Kind.MAILBOX: payg.mailbox_first_payment,
+    Purchase.Kind.MAILBOX_STORAGE: payg.mailbox_addon_bought,
+    Purchase.Kind.MAILBOX_EXTRA: payg.mailbox_addon_bought,
 }
 
 
@@ -228,13 +234,16 @@ def _renewal_paid(event: ProviderEvent) -> None:
     _period(subscription, event)
     subscription.status = Subscription.Status.ACTIVE
     subscription.save()
-    Payment.objects.get_or_create(
+    payment, _ = Payment.objects.get_or_create(
         provider=event.provider, provider_ref=event.payment_ref or event.event_id,
         defaults={"account": subscription.account, "purchase": subscription.purchase,
                   "amount_minor": event.amount_minor if event.amount_minor is not None else subscription.amount_minor,
                   "currency": subscription.currency, "paid_at": timezone.now(),
                   "description": f"{subscription.purchase.description} (renewal)"})
-    _account_plan_set(subscription.account, subscription.plan_code)
+    if subscription.partner_mailbox_id:
+        payg.mailbox_renewal_paid(subscription, payment)
+    else:
+        _account_plan_set(subscription.account, subscription.plan_code)
 
 
 def _renewal_failed(event: ProviderEvent) -> None:
@@ -243,6 +252,8 @@ def _renewal_failed(event: ProviderEvent) -> None:
     if subscription is not None and subscription.status == Subscription.Status.ACTIVE:
         subscription.status = Subscription.Status.PAST_DUE
         subscription.save(update_fields=["status", "updated_at"])
+        if subscription.partner_mailbox_id:  # a pay-as-you-go mailbox is disabled at once
+            payg.mailbox_renewal_failed(subscription)
 
 
 def _subscription_updated(event: ProviderEvent) -> None:
@@ -252,11 +263,15 @@ def _subscription_updated(event: ProviderEvent) -> None:
     _period(subscription, event)
     if event.cancel_at_period_end is not None:
         subscription.cancel_at_period_end = event.cancel_at_period_end
-    if event.product.startswith("plan:") and event.product != f"plan:{subscription.plan_code}":
-        subscription.plan_code = event.product.split(":", 1)[1]
+    kind, _, code = event.product.partition(":")
+    if kind in ("plan", "mailbox") and code and code != subscription.plan_code:
+        subscription.plan_code = code
         if event.unit_amount_minor is not None:
             subscription.amount_minor = event.unit_amount_minor
-        _account_plan_set(subscription.account, subscription.plan_code)
+        if subscription.partner_mailbox_id:
+            payg.mailbox_plan_changed(subscription, code)
+        else:
+            _account_plan_set(subscription.account, subscription.plan_code)
     subscription.save()
 
 
@@ -268,7 +283,10 @@ def _subscription_canceled(event: ProviderEvent) -> None:
         return
     subscription.status = Subscription.Status.CANCELED
     subscription.save(update_fields=["status", "updated_at"])
-    still_paying = Subscription.objects.filter(account=subscription.account, status__in=[
+    if subscription.partner_mailbox_id:
+        payg.mailbox_canceled(subscription)
+        return
+    still_paying = Subscription.objects.filter(account=subscription.account, partner_mailbox__isnull=True, status__in=[
         Subscription.Status.ACTIVE, Subscription.Status.PAST_DUE]).exists()
     if not still_paying:
         _account_plan_set(subscription.account, FREE)
@@ -281,5 +299,6 @@ def _refunded(event: ProviderEvent) -> None:
         return
     payment.refunded_at = timezone.now()
     payment.save(update_fields=["refunded_at"])
+    refund_debit(payment=payment)
     if not payment.purchase.payments.filter(refunded_at__isnull=True).exists():
         Purchase.objects.filter(pk=payment.purchase_id).update(status=Purchase.Status.REFUNDED)

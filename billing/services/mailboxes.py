@@ -3,6 +3,7 @@ a renewal consumes a fresh slot term from the pool. Pay-as-you-go needs a retail
 set yet: the pay-as-you-go issue adds them)."""
 from django.core.exceptions import ValidationError
 
+from billing.services.payg import NotPayAsYouGo, payg_mailbox_open
 from mailcore.domains.models import Domain
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.partners.mailboxes import (
@@ -21,10 +22,6 @@ class NoSlotAvailable(DomainError):
     code = ErrorCode.PAYMENT_REQUIRED
 
 
-class NotPayAsYouGo(DomainError):
-    code = ErrorCode.INVALID
-
-
 def _prepaid(partner: HostingPartner, plan_id: str) -> Funding:
     funding = trial_funding(partner=partner) or slot_funding(partner=partner, plan_type=plan_id)
     if funding is None:
@@ -33,11 +30,14 @@ def _prepaid(partner: HostingPartner, plan_id: str) -> Funding:
 
 
 def partner_mailbox_open(*, partner: HostingPartner, domain: Domain, local_part: str, password: str, plan_id: str,
-                         display_name: str = "", funding_mode: str = "slot") -> PartnerMailbox:
+                         display_name: str = "", funding_mode: str = "slot", return_url: str = "") -> PartnerMailbox:
     """Create a client mailbox funded as `funding_mode` says (the API's and the portal's one path)."""
     partner_mailbox_fields_clean(local_part, password, plan_id, display_name)
     if funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
-        raise NotPayAsYouGo(f"pay-as-you-go needs a retail price for the {plan_id} plan; none is set")
+        if not return_url:
+            raise ValidationError({"return_url": ["required for a pay-as-you-go mailbox: where the checkout returns"]})
+        return payg_mailbox_open(partner=partner, domain=domain, local_part=local_part, password=password,
+                                 plan_id=plan_id, display_name=display_name, return_url=return_url)
     if funding_mode != PartnerMailbox.Funding.SLOT:
         raise ValidationError({"funding_mode": ["slot or pay_as_you_go"]})
     return partner_mailbox_create(partner=partner, domain=domain, local_part=local_part, password=password,
@@ -45,7 +45,10 @@ def partner_mailbox_open(*, partner: HostingPartner, domain: Domain, local_part:
 
 
 def partner_mailbox_renew_from_pool(*, partner_mailbox: PartnerMailbox) -> PartnerMailbox:
-    """Renew a slot-funded (or trial) mailbox with one unused slot term of its plan: 402 without one."""
+    """Renew a slot-funded (or trial) mailbox with one unused slot term of its plan: 402 without one.
+    A pay-as-you-go mailbox renews through its subscription (400)."""
+    if partner_mailbox.funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
+        raise NotPayAsYouGo("a pay-as-you-go mailbox renews through its subscription, not from the slot pool")
     partner = partner_mailbox.partner
 
     def take() -> MailboxSlot:

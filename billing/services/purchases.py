@@ -11,6 +11,7 @@ from django.db import transaction
 from billing.models import Purchase
 from billing.providers.base import Buyer, CheckoutRequest
 from billing.providers.registry import provider_for
+from billing.money import Money
 from billing.selectors.prices import price
 from mailcore.accounts.models import Account
 
@@ -26,9 +27,11 @@ def _buyer(account: Account) -> Buyer:
 
 def purchase_start(*, account: Account, kind: str, item: str, price_item: str, quantity: int, currency: str,
                    description: str, return_url: str, recurring: bool = False, months: int = 1,
-                   payment_method: str = Purchase.Method.CARD) -> Purchase:
-    """Open a checkout for `quantity` x `months` of a priced item; returns the pending purchase."""
-    unit = price(price_item, currency)
+                   payment_method: str = Purchase.Method.CARD, unit: Money | None = None,
+                   partner_mailbox=None, wholesale_minor: int = 0) -> Purchase:
+    """Open a checkout for `quantity` x `months` of a priced item (the price table's, or `unit` for
+    a partner's retail price); returns the pending purchase."""
+    unit = unit or price(price_item, currency)
     provider = provider_for(currency)
     reference = new_reference()
     request = CheckoutRequest(
@@ -42,4 +45,5 @@ def purchase_start(*, account: Account, kind: str, item: str, price_item: str, q
             reference=reference, account=account, kind=kind, item=item, quantity=quantity, months=months,
             amount_minor=request.amount_minor, currency=currency, recurring=recurring,
             payment_method=payment_method, provider=provider.name, provider_ref=checkout.provider_ref,
-            checkout_url=checkout.checkout_url, return_url=return_url, description=description)
+            checkout_url=checkout.checkout_url, return_url=return_url, description=description,
+            partner_mailbox=partner_mailbox, wholesale_minor=wholesale_minor)

@@ -14,7 +14,7 @@ from django.utils import timezone
 from mailcore.accounts.models import Plan
 from mailcore.partners.models import HostingPartner, LapseAction
 from mailcore.events.services import emit
-from mailcore.partners.mailboxes import _event_data
+from mailcore.partners.mailboxes import partner_mailbox_event_data
 from mailcore.partners.models import MailboxSlot, PartnerMailbox
 from mailcore.timefmt import iso
 
@@ -62,14 +62,15 @@ def _trial_notice_mail(partner: HostingPartner) -> None:
 def partner_terms_sweep() -> dict[str, int]:
     now = timezone.now()
     done = {"expiring_soon": 0, "trial_expiring_soon": 0, "lapsed": 0, "trials_ended": 0}
-    soon = PartnerMailbox.objects.filter(status=PartnerMailbox.Status.ACTIVE, expires_at__gt=now,
+    prepaid = PartnerMailbox.objects.filter(funding_mode=PartnerMailbox.Funding.SLOT)  # pay-as-you-go: the provider
+    soon = prepaid.filter(status=PartnerMailbox.Status.ACTIVE, expires_at__gt=now,
                                          expires_at__lte=now + NOTICE_AHEAD, expiring_notice_sent_at__isnull=True)
     for partner_mailbox in soon.select_related("mailbox__domain", "partner__account"):
         with transaction.atomic():
             if PartnerMailbox.objects.filter(pk=partner_mailbox.pk, expiring_notice_sent_at__isnull=True).update(
                     expiring_notice_sent_at=now):
                 emit(account=partner_mailbox.partner.account, name="partner_mailbox.expiring_soon",
-                     data=_event_data(partner_mailbox))
+                     data=partner_mailbox_event_data(partner_mailbox))
                 done["expiring_soon"] += 1
     trials = HostingPartner.objects.filter(status=HostingPartner.Status.TRIAL, trial_ends_at__gt=now,
                                            trial_ends_at__lte=now + NOTICE_AHEAD, trial_notice_sent_at__isnull=True)
@@ -81,7 +82,7 @@ def partner_terms_sweep() -> dict[str, int]:
                      data={"trial_ends_at": iso(partner.trial_ends_at)})
                 transaction.on_commit(lambda partner=partner: _trial_notice_mail(partner))
                 done["trial_expiring_soon"] += 1
-    lapsing = PartnerMailbox.objects.filter(status__in=RUNNING, expires_at__lte=now)
+    lapsing = prepaid.filter(status__in=RUNNING, expires_at__lte=now)
     for partner_mailbox in lapsing.select_related("mailbox__domain__client", "partner"):
         with transaction.atomic():
             done["lapsed"] += lapse_apply(partner_mailbox=partner_mailbox)

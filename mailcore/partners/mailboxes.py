@@ -45,9 +45,11 @@ class MailboxExists(DomainError):
 class Funding:
     """How a new mailbox is paid for, as billing decided: its first status and term, and the slot."""
 
-    status: str  # PartnerMailbox.Status.TRIAL or ACTIVE
+    status: str  # PartnerMailbox.Status.TRIAL, ACTIVE, or PENDING_PAYMENT (pay-as-you-go)
     expires_at: datetime
     slot: MailboxSlot | None = None
+    enabled: bool = True  # False: the account exists but is locked out until payment
+    funding_mode: str = PartnerMailbox.Funding.SLOT
 
 
 def trial_funding(*, partner: HostingPartner) -> Funding | None:
@@ -64,7 +66,7 @@ def slot_funding(*, partner: HostingPartner, plan_type: str = "") -> Funding | N
     return Funding(PartnerMailbox.Status.ACTIVE, slot.expires_at, slot) if slot else None
 
 
-def _event_data(partner_mailbox: PartnerMailbox) -> dict:
+def partner_mailbox_event_data(partner_mailbox: PartnerMailbox) -> dict:
     mailbox = partner_mailbox.mailbox
     return {"mailbox_id": partner_mailbox.pk, "email_address": mailbox.address, "domain": mailbox.domain.name,
             "client_id": mailbox.domain.client_id, "plan_type": partner_mailbox.plan_type,
@@ -103,16 +105,20 @@ def partner_mailbox_create(*, partner: HostingPartner, domain: Domain, local_par
         funding = fund()
         if existing is not None:  # a mailbox deleted earlier: its account and mail come back
             existing.password_hash = mailbox_password_hash(password)
-            existing.plan, existing.is_active, existing.display_name = plan, True, display_name
+            existing.plan, existing.is_active, existing.display_name = plan, funding.enabled, display_name
             existing.save(update_fields=["password_hash", "plan", "is_active", "display_name"])
             mailbox = existing
         else:
             mailbox = mailbox_create(domain=domain, local_part=local_part, password=password,
                                      display_name=display_name, plan=plan)
+            if not funding.enabled:
+                Mailbox.objects.filter(pk=mailbox.pk).update(is_active=False)
+                mailbox.is_active = False
         partner_mailbox = PartnerMailbox.objects.create(partner=partner, mailbox=mailbox, slot=funding.slot,
                                                         plan_type=plan_id, status=funding.status,
+                                                        funding_mode=funding.funding_mode,
                                                         expires_at=funding.expires_at)
-        emit(account=partner.account, name="partner_mailbox.created", data=_event_data(partner_mailbox))
+        emit(account=partner.account, name="partner_mailbox.created", data=partner_mailbox_event_data(partner_mailbox))
         emit(account=partner.account, name="mailbox.created", data={"email": address, "plan": plan_id})
     try:
         store_for(mailbox).ensure_folders()
@@ -149,7 +155,7 @@ def partner_mailbox_renew(*, partner_mailbox: PartnerMailbox,
         mailbox.plan = Plan.objects.get(code=partner_mailbox.plan_type)
         mailbox.save(update_fields=["is_active", "plan"])
         emit(account=partner_mailbox.partner.account, name="partner_mailbox.renewed",
-             data=_event_data(partner_mailbox))
+             data=partner_mailbox_event_data(partner_mailbox))
     return partner_mailbox
 
 
@@ -157,7 +163,7 @@ def partner_mailbox_delete(*, partner_mailbox: PartnerMailbox) -> None:
     """The mailbox goes and its slot is freed (back in the pool for the rest of its paid term); the
     mail account is only deactivated and its mail kept."""
     with transaction.atomic():
-        data = _event_data(partner_mailbox)
+        data = partner_mailbox_event_data(partner_mailbox)
         mailbox = partner_mailbox.mailbox
         if partner_mailbox.slot_id:
             MailboxSlot.objects.filter(pk=partner_mailbox.slot_id).update(status=MailboxSlot.Status.UNUSED)
@@ -166,3 +172,34 @@ def partner_mailbox_delete(*, partner_mailbox: PartnerMailbox) -> None:
         mailbox.save(update_fields=["is_active"])
         emit(account=mailbox.account, name="partner_mailbox.deleted", data={**data, "status": "deleted"})
         emit(account=mailbox.account, name="mailbox.deleted", data={"email": mailbox.address})
+
+
+def partner_mailbox_set_state(*, partner_mailbox: PartnerMailbox, status: str, enabled: bool,
+                              expires_at: datetime | None = None, plan_type: str | None = None) -> PartnerMailbox:
+    """Set a mailbox's status, whether its account may be used, its term and plan, as billing
+    decided from a confirmed payment event (funding-neutral: no money here)."""
+    partner_mailbox.status = status
+    fields = ["status"]
+    if expires_at is not None:
+        partner_mailbox.expires_at = expires_at
+        fields.append("expires_at")
+    if plan_type is not None:
+        partner_mailbox.plan_type = plan_type
+        fields.append("plan_type")
+    partner_mailbox.save(update_fields=fields)
+    mailbox = partner_mailbox.mailbox
+    mailbox.is_active = enabled
+    mailbox.plan = Plan.objects.get(code=partner_mailbox.plan_type)
+    mailbox.save(update_fields=["is_active", "plan"])
+    return partner_mailbox
+
+
+def partner_mailbox_purge(*, partner_mailbox: PartnerMailbox) -> dict:
+    """Delete a mailbox that was never paid for, with its mail account and mail (a pay-as-you-go
+    mailbox still pending payment). Returns its event data as it was."""
+    data = partner_mailbox_event_data(partner_mailbox)
+    mailbox = partner_mailbox.mailbox
+    with transaction.atomic():
+        partner_mailbox.delete()
+        mailbox.delete()
+    return data

@@ -59,7 +59,7 @@ def outbound_dispatch_due(*, limit: int = 50) -> int:
     return handled
 
 
-def _event_data(message: OutboundMessage) -> dict:
+def partner_mailbox_event_data(message: OutboundMessage) -> dict:
     payload = message.payload
     return {"message_id": str(message.message_id), "from": message.mailbox.address, "to": payload["to"],
             "cc": payload["cc"], "subject": payload["subject"],
@@ -75,10 +75,10 @@ def _finish(message: OutboundMessage, *, refused: list[dict], accepted: int, now
     message.claimed_until = None
     if message.status == OutboundMessage.Status.SENT:
         emit(account=message.account, name="email.sent",
-             data={**_event_data(message), "sent_at": iso(now)}, sandbox=message.sandbox)
+             data={**partner_mailbox_event_data(message), "sent_at": iso(now)}, sandbox=message.sandbox)
     if refused:
         emit(account=message.account, name="email.failed",
-             data={**_event_data(message), "failed_at": iso(now), "recipients": refused},
+             data={**partner_mailbox_event_data(message), "failed_at": iso(now), "recipients": refused},
              sandbox=message.sandbox)
     message.save()
 
