@@ -34,6 +34,7 @@ from mailcore.partners.mailboxes import (
 )
 from mailcore.partners.models import HostingPartner, PartnerMailbox
 from mailcore.partners.services import slots_grant
+from mailcore.timefmt import iso
 
 log = logging.getLogger(__name__)
 PENDING_LIFETIME = timedelta(days=7)
@@ -336,7 +337,7 @@ def mailbox_first_payment(purchase: Purchase, state, payment: Payment) -> None:
                               expires_at=end)
     margin_credit(partner=partner_mailbox.partner, payment=payment, wholesale_minor=purchase.wholesale_minor)
     emit(account=purchase.account, name="partner_mailbox.payment_confirmed",
-         data=_data(partner_mailbox, **_money_data(payment), period_end=end.isoformat(), first_payment=True))
+         data=_data(partner_mailbox, **_money_data(payment), period_end=iso(end), first_payment=True))
 
 
 def mailbox_addon_bought(purchase: Purchase, state, payment: Payment) -> None:
@@ -359,7 +360,7 @@ def mailbox_renewal_paid(subscription: Subscription, payment: Payment) -> None:
                               expires_at=subscription.current_period_end)
     margin_credit(partner=partner_mailbox.partner, payment=payment, wholesale_minor=subscription.wholesale_minor)
     emit(account=subscription.account, name="partner_mailbox.payment_confirmed",
-         data=_data(partner_mailbox, **_money_data(payment), period_end=subscription.current_period_end.isoformat(),
+         data=_data(partner_mailbox, **_money_data(payment), period_end=iso(subscription.current_period_end),
                     first_payment=False))
 
 
@@ -370,7 +371,7 @@ def mailbox_renewal_failed(subscription: Subscription) -> None:
     partner_mailbox_set_state(partner_mailbox=partner_mailbox, status=PartnerMailbox.Status.SUSPENDED, enabled=False)
     emit(account=subscription.account, name="partner_mailbox.payment_failed",
          data=_data(partner_mailbox, amount=Money(int(subscription.amount_minor), subscription.currency).as_number(),
-                    currency=subscription.currency, period_end=subscription.current_period_end.isoformat()))
+                    currency=subscription.currency, period_end=iso(subscription.current_period_end)))
 
 
 def mailbox_plan_changed(subscription: Subscription, plan_type: str) -> None:
@@ -387,4 +388,4 @@ def mailbox_canceled(subscription: Subscription) -> None:
         return
     partner_mailbox_set_state(partner_mailbox=partner_mailbox, status=PartnerMailbox.Status.EXPIRED, enabled=False)
     emit(account=subscription.account, name="partner_mailbox.expired",
-         data=_data(partner_mailbox, period_end=subscription.current_period_end.isoformat()))
+         data=_data(partner_mailbox, period_end=iso(subscription.current_period_end)))
