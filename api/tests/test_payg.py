@@ -16,6 +16,7 @@ from billing.services.partners import partner_approve
 from billing.services.payg import payg_abandoned_sweep
 from mailcore.apikeys.scopes import PARTNER_SCOPES
 from mailcore.events.models import Event
+from mailcore.inbound.recipients import MAILBOX_DISABLED, resolve
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.models import MailboxSlot, PartnerMailbox
 from mailcore.partners.services import hosting_partner_enable
@@ -102,13 +103,15 @@ def test_a_pay_as_you_go_mailbox_waits_disabled_then_the_first_payment_enables_i
     body = response.json()
     assert body["status"] == "pending_payment" and body["is_pay_as_you_go"] is True
     assert body["checkout_url"].startswith("http")
-    assert Mailbox.objects.get(address="ann@acme.test").is_active is False  # no IMAP, no inbound
+    assert Mailbox.objects.get(address="ann@acme.test").is_active is False  # no IMAP login ...
+    assert resolve("ann@acme.test") is MAILBOX_DISABLED  # ... and inbound mail refused
     assert hosting.get(f"/v1/hosting/mailboxes/{body['id']}").json()["checkout_url"] == body["checkout_url"]
     assert hosting.get(f"/v1/hosting/mailboxes/{body['id']}/subscription").json()["status"] == "pending_payment"
     pay(body["checkout_url"], django_capture_on_commit_callbacks)
     detail = hosting.get(f"/v1/hosting/mailboxes/{body['id']}").json()
     assert detail["status"] == "active" and "checkout_url" not in detail
     assert Mailbox.objects.get(address="ann@acme.test").is_active is True
+    assert resolve("ann@acme.test").mailbox.address == "ann@acme.test"
     [confirmed] = events("partner_mailbox.payment_confirmed")
     assert confirmed["email_address"] == "ann@acme.test" and confirmed["amount"] == 7.5
     assert confirmed["currency"] == "usd" and confirmed["first_payment"] is True
