@@ -88,7 +88,9 @@ class FakeStripe:
         """The buyer pays on the hosted page: a subscription and its first invoice, or a payment."""
         with self._lock:
             session = self._get("checkout.session", session_id)
-            assert session["status"] == "open", session["status"]
+            if session["status"] != "open":  # Stripe's page takes no payment for an expired or paid session
+                raise StripeError(400, f"This Checkout Session is no longer active (status `{session['status']}`); "
+                                  "it cannot be paid.", code="checkout_session_inactive")
             private = session["_private"]
             if session["mode"] == "subscription":
                 now = int(time.time())
@@ -115,10 +117,10 @@ class FakeStripe:
             return self._emit("checkout.session.completed", session)
 
     def checkout_expire(self, session_id: str) -> dict:
+        """Stripe expires an open session on its own (24 hours after it was opened)."""
         with self._lock:
-            session = self._get("checkout.session", session_id)
-            session["status"] = "expired"
-            return self._emit("checkout.session.expired", session)
+            self._session_expire(self._get("checkout.session", session_id))
+            return self._event_last("checkout.session.expired")
 
     def subscription_renew(self, subscription_id: str) -> dict:
         """The next period is charged (or the open invoice of a failed renewal is paid): invoice.paid."""
@@ -189,6 +191,8 @@ class FakeStripe:
             return self._list(self._invoice_payments(params))
         if method == "POST" and path in ("customers", "products", "checkout/sessions", "refunds"):
             return self._render(getattr(self, "_create_" + path.replace("checkout/", ""))(params), expand)
+        if method == "POST" and re.fullmatch(r"checkout/sessions/[^/]+/expire", path):
+            return self._render(self._session_expire(self._get("checkout.session", path.split("/")[2])), expand)
         collection, _, object_id = path.rpartition("/")
         if collection not in COLLECTIONS:
             raise StripeError(404, f"Unrecognized request URL ({method}: /v1/{path}).")
@@ -249,6 +253,14 @@ class FakeStripe:
                                             "currency": charge["currency"], "status": "succeeded"})
         self._emit("charge.refunded", charge)
         return refund
+
+    def _session_expire(self, session: dict) -> dict:
+        if session["status"] != "open":
+            raise StripeError(400, 'Only Checkout Sessions with a status in ["open"] can be expired. This Checkout '
+                              f"Session has a status of `{session['status']}`.")
+        session["status"] = "expired"
+        self._emit("checkout.session.expired", session)
+        return session
 
     def _update_subscription(self, subscription: dict, params: dict) -> None:
         if subscription["status"] == "canceled":

@@ -140,6 +140,11 @@ class PaystackProvider:
     def checkout_state(self, provider_ref: str) -> CheckoutState:
         return self._state(self._verify(provider_ref))
 
+    def checkout_expire(self, provider_ref: str) -> None:
+        """Nothing to call: Paystack has no way to close an initialised transaction. A payment that
+        still completes for a deleted mailbox is refunded when its charge.success arrives
+        (billing.services.payg.mailbox_first_payment)."""
+
     def _verify(self, reference: str) -> dict:
         """The transaction as Paystack has it now."""
         return self._call("GET", f"/transaction/verify/{quote(str(reference), safe='')}", undone="nothing changed")

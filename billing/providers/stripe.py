@@ -41,6 +41,8 @@ CHECKOUT_EVENTS = ("checkout.session.completed", "checkout.session.async_payment
 RENEWAL_EVENTS = ("invoice.paid", "invoice.payment_succeeded", "invoice.payment_failed")
 SUBSCRIPTION_EVENTS = ("customer.subscription.updated", "customer.subscription.deleted")
 SUBSCRIPTION_EXPAND = ["items.data.price.product", "latest_invoice"]
+# items sold at a partner's retail price rather than from the price table (pay-as-you-go mailboxes)
+ITEM_LABELS = {"mailbox:pro": "Pro mailbox (per month)", "mailbox:premium": "Premium mailbox (per month)"}
 
 
 @contextmanager
@@ -146,7 +148,7 @@ class StripeProvider:
             if exc.code != "resource_missing":
                 raise
             try:
-                label = Price.Item(item).label if item in Price.Item.values else item
+                label = Price.Item(item).label if item in Price.Item.values else ITEM_LABELS.get(item, item)
                 self.client.v1.products.create({"id": product_id, "name": f"Mailwell: {label}",
                                                 "metadata": {"item": item}})
             except stripe.InvalidRequestError as again:  # created meanwhile by a concurrent checkout
@@ -157,6 +159,14 @@ class StripeProvider:
     def checkout_state(self, provider_ref: str) -> CheckoutState:
         with _calling("nothing changed"):
             return _checkout_state(self._session(provider_ref))
+
+    def checkout_expire(self, provider_ref: str) -> None:
+        """Expire the session if it is still open, so its page takes no payment. One paid meanwhile
+        is left as it is (or, paid between the two calls, refused by Stripe: ProviderRefused); its
+        event then refunds the payment."""
+        with _calling("nothing changed"):
+            if self.client.v1.checkout.sessions.retrieve(provider_ref).status == "open":
+                self.client.v1.checkout.sessions.expire(provider_ref)
 
     def _session(self, session_id: str) -> dict:
         return self.client.v1.checkout.sessions.retrieve(

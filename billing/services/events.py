@@ -234,14 +234,15 @@ def _renewal_paid(event: ProviderEvent) -> None:
     _period(subscription, event)
     subscription.status = Subscription.Status.ACTIVE
     subscription.save()
-    payment, _ = Payment.objects.get_or_create(
+    payment, created = Payment.objects.get_or_create(
         provider=event.provider, provider_ref=event.payment_ref or event.event_id,
         defaults={"account": subscription.account, "purchase": subscription.purchase,
                   "amount_minor": event.amount_minor if event.amount_minor is not None else subscription.amount_minor,
                   "currency": subscription.currency, "paid_at": timezone.now(),
                   "description": f"{subscription.purchase.description} (renewal)"})
     if subscription.partner_mailbox_id:
-        payg.mailbox_renewal_paid(subscription, payment)
+        if created:  # a second event about the same payment (Stripe's invoice.payment_succeeded) confirms nothing new
+            payg.mailbox_renewal_paid(subscription, payment)
     else:
         _account_plan_set(subscription.account, subscription.plan_code)
 

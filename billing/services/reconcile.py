@@ -67,7 +67,8 @@ def subscription_events(subscription: Subscription, state: SubscriptionState) ->
     elif state.status in ("past_due", "unpaid") and subscription.status == Subscription.Status.ACTIVE:
         events.append(ProviderEvent(event_id=f"reconcile:{ref}:past_due:{end}", kind=EventKind.RENEWAL_FAILED,
                                     **common))
-    changed = state.product.startswith("plan:") and state.product != f"plan:{subscription.plan_code}"
+    kind, _, code = state.product.partition(":")  # plan:<code>, or mailbox:<code> for a pay-as-you-go mailbox
+    changed = kind in ("plan", "mailbox") and code != subscription.plan_code
     if changed or state.cancel_at_period_end != subscription.cancel_at_period_end:
         events.append(ProviderEvent(
             event_id=f"reconcile:{ref}:updated:{state.product}:{state.unit_amount_minor}:"
