@@ -14,11 +14,9 @@ from api.hosting.serializers import (
 )
 from api.inputs import StrictInput
 from api.hosting.billing import ReturnUrlField
-from billing.services.mailboxes import partner_mailbox_open, partner_mailbox_renew_from_pool
-from billing.services.payg import payg_mailbox_delete
+from billing.services.mailboxes import partner_mailbox_open, partner_mailbox_remove, partner_mailbox_renew_from_pool
 from mailcore.domains import services as domains
 from mailcore.partners import domains as domain_claims
-from mailcore.partners import mailboxes
 from mailcore.partners.models import LapseAction, PartnerClient, PartnerMailbox
 from mailcore.partners.selectors import (
     partner_client_get,
@@ -228,11 +226,7 @@ class HostingMailboxDetailApi(HostingApi):
                    description="A pay-as-you-go mailbox still pending payment is deleted with its mail account and "
                    "its open checkout expires; a paid one also ends its subscription at the provider.")
     def delete(self, request, mailbox_id: int):
-        partner_mailbox = partner_mailbox_get(partner=self.partner, mailbox_id=mailbox_id)
-        if partner_mailbox.funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
-            payg_mailbox_delete(partner_mailbox=partner_mailbox)
-        else:
-            mailboxes.partner_mailbox_delete(partner_mailbox=partner_mailbox)
+        partner_mailbox_remove(partner_mailbox=partner_mailbox_get(partner=self.partner, mailbox_id=mailbox_id))
         return Response(status=204)
 
 

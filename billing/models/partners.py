@@ -2,6 +2,7 @@
 from django.db import models
 
 from billing.models.prices import CURRENCY_CHOICES
+from billing.money import Money
 
 
 class RetailPrice(models.Model):
@@ -44,6 +45,10 @@ class LedgerEntry(models.Model):
         constraints = [models.UniqueConstraint(fields=["payment", "kind"], condition=models.Q(payment__isnull=False),
                                                name="ledger_once_per_payment")]
 
+    @property
+    def amount(self) -> Money:
+        return Money(int(self.amount_minor), self.currency)
+
 
 class Payout(models.Model):
     class Status(models.TextChoices):
@@ -61,3 +66,7 @@ class Payout(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+    @property
+    def amount(self) -> Money:
+        return Money(int(self.amount_minor), self.currency)

@@ -3,12 +3,13 @@ a renewal consumes a fresh slot term from the pool. Pay-as-you-go needs a retail
 set yet: the pay-as-you-go issue adds them)."""
 from django.core.exceptions import ValidationError
 
-from billing.services.payg import NotPayAsYouGo, payg_mailbox_open
+from billing.services.payg import NotPayAsYouGo, payg_mailbox_delete, payg_mailbox_open
 from mailcore.domains.models import Domain
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.partners.mailboxes import (
     Funding,
     partner_mailbox_create,
+    partner_mailbox_delete,
     partner_mailbox_fields_clean,
     partner_mailbox_renew,
     slot_funding,
@@ -59,3 +60,11 @@ def partner_mailbox_renew_from_pool(*, partner_mailbox: PartnerMailbox) -> Partn
         return slot
 
     return partner_mailbox_renew(partner_mailbox=partner_mailbox, fund=take)
+
+
+def partner_mailbox_remove(*, partner_mailbox: PartnerMailbox) -> None:
+    """DELETE as the spec's state table says, for either funding (the API's and the portal's one path)."""
+    if partner_mailbox.funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
+        payg_mailbox_delete(partner_mailbox=partner_mailbox)
+    else:
+        partner_mailbox_delete(partner_mailbox=partner_mailbox)

@@ -57,3 +57,10 @@ def local_checkout(request, token: str):
         "return_to": back,
     })
     return allow_form_redirects(response, [back])
+
+
+@require_http_methods(["GET"])
+def payment_thanks(request):
+    """Where a pay-as-you-go customer lands after paying (the return URL of mailboxes made in the
+    portal): it only thanks them; the mailbox turns on when the provider's event arrives."""
+    return render(request, "checkout/thanks.html")

@@ -12,8 +12,9 @@ from django.db.models import Count, Exists, OuterRef
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
-from billing.models import Payment, Price, ProviderEventRecord, Purchase, Subscription
+from billing.models import LedgerEntry, Payment, Payout, Price, ProviderEventRecord, Purchase, RetailPrice, Subscription
 from billing.money import Money
+from billing.services.ledger import payout_decide
 from billing.services.partners import partner_approve, partner_reject
 from billing.services.plans import plan_change, plan_subscription
 from billing.services.refunds import payment_refund, purchase_refund
@@ -369,3 +370,64 @@ class PriceAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # a missing price stops its checkouts (PriceMissing)
+
+
+@admin.register(Payout, site=site)
+class PayoutAdmin(ReadOnlyAdmin):
+    """Partners' payout requests: an operator pays them (outside, by bank transfer) and marks them
+    paid, or rejects them, which releases the reserved amount back to the partner's balance."""
+
+    list_display = ["partner", "amount", "status", "note", "created_at", "decided_at"]
+    list_filter = ["status", "currency"]
+    search_fields = ["partner__account__name"]
+    list_select_related = ["partner__account"]
+    actions = ["mark_paid", "reject"]
+
+    @admin.display(description="Amount", ordering="amount_minor")
+    def amount(self, payout: Payout) -> str:
+        return _money(payout.amount_minor, payout.currency)
+
+    def has_decide_permission(self, request) -> bool:
+        return _may(request, "change", self.opts)
+
+    def _decide(self, request, queryset, *, paid: bool) -> None:
+        for payout in queryset.select_related("partner__account"):
+            try:
+                payout_decide(payout=payout, paid=paid)
+            except DomainError as error:
+                self.message_user(request, f"{payout.partner.account.name}: {error.detail}; left as it is.",
+                                  messages.WARNING)
+                continue
+            self.message_user(request, f"{payout.partner.account.name}: {_money(payout.amount_minor, payout.currency)} "
+                                       f"{'marked paid' if paid else 'rejected and released'}.", messages.SUCCESS)
+
+    @admin.action(description="Mark paid (after the transfer)", permissions=["decide"])
+    def mark_paid(self, request, queryset):
+        self._decide(request, queryset, paid=True)
+
+    @admin.action(description="Reject (release the amount)", permissions=["decide"])
+    def reject(self, request, queryset):
+        self._decide(request, queryset, paid=False)
+
+
+@admin.register(RetailPrice, site=site)
+class RetailPriceAdmin(ReadOnlyAdmin):
+    list_display = ["partner", "plan_type", "currency", "amount", "updated_at"]
+    list_filter = ["plan_type", "currency"]
+    list_select_related = ["partner__account"]
+
+    @admin.display(description="Retail price", ordering="amount_minor")
+    def amount(self, row: RetailPrice) -> str:
+        return _money(row.amount_minor, row.currency)
+
+
+@admin.register(LedgerEntry, site=site)
+class LedgerEntryAdmin(ReadOnlyAdmin):
+    list_display = ["partner", "kind", "amount", "description", "created_at"]
+    list_filter = ["kind", "currency"]
+    search_fields = ["partner__account__name", "description"]
+    list_select_related = ["partner__account"]
+
+    @admin.display(description="Amount", ordering="amount_minor")
+    def amount(self, entry: LedgerEntry) -> str:
+        return ("−" if entry.amount_minor < 0 else "") + _money(abs(entry.amount_minor), entry.currency)

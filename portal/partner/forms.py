@@ -191,6 +191,14 @@ class PartnerMailboxForm(PortalForm):
         help_text="The name recipients see, such as “Ann Smith”.",
         widget=forms.TextInput(attrs={"autocomplete": "off"}),
     )
+    funding_mode = forms.ChoiceField(
+        label="Paid by",
+        initial="slot",
+        required=False,
+        choices=[("slot", "A slot from your pool"), ("pay_as_you_go", "Pay-as-you-go: your customer pays you monthly")],
+        widget=forms.RadioSelect,
+        help_text="Pay-as-you-go needs a retail price for the plan; the mailbox stays off until the first payment.",
+    )
 
     def __init__(self, data=None, *, domains, **kwargs):
         super().__init__(data, **kwargs)

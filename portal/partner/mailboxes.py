@@ -22,7 +22,14 @@ from django_htmx.http import HttpResponseClientRedirect
 from mailcore.mailboxes import aliases, forwarding
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_set_identity
-from billing.services.mailboxes import NoSlotAvailable, partner_mailbox_open, partner_mailbox_renew_from_pool
+from billing.providers.base import ProviderRefused, ProviderUnavailable
+from billing.services.payg import NoRetailPrice
+from billing.services.mailboxes import (
+    NoSlotAvailable,
+    partner_mailbox_open,
+    partner_mailbox_remove,
+    partner_mailbox_renew_from_pool,
+)
 from mailcore.partners import mailboxes as partner_mailbox_services
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import (
@@ -46,6 +53,7 @@ from portal.partner.forms import (
 )
 from portal.partner.access import become_partner_page, found_or_404, partner_required
 from portal.htmx import regions
+from portal.partner.payg_context import payg_context
 
 LIST_TEMPLATE = "portal/mailboxes.html"
 NEW_TEMPLATE = "portal/mailboxes_new.html"
@@ -111,6 +119,7 @@ def _detail_context(partner_mailbox: PartnerMailbox, **forms) -> dict:
         "forwarding_form": forms.get("forwarding_form") or ForwardingRuleForm(),
         "alias_form": forms.get("alias_form") or AliasForm(),
         "identity_saved": forms.get("identity_saved", False),
+        **payg_context(partner_mailbox),
     }
 
 
@@ -170,7 +179,14 @@ def mailbox_new(request, partner):
         try:
             created = partner_mailbox_open(
                 partner=partner, domain=domain, local_part=data["local_part"], password=data["password"],
-                plan_id=data["plan_id"], display_name=data["display_name"])
+                plan_id=data["plan_id"], display_name=data["display_name"],
+                funding_mode=data.get("funding_mode") or "slot",
+                return_url=request.build_absolute_uri(reverse("checkout-thanks")))
+        except NoRetailPrice:
+            form.add_error("funding_mode", f"Set a retail price for the {data['plan_id']} plan first "
+                                           "(Billing › Retail prices).")
+        except (ProviderUnavailable, ProviderRefused) as exc:
+            form.add_error(None, f"{exc.detail} Nothing was created.")
         except ValidationError as exc:
             form.add_service_error(exc)
         except partner_mailbox_services.DomainNotVerified:
@@ -182,8 +198,12 @@ def mailbox_new(request, partner):
             form.add_error(None, "You have no unused mailbox slot. Buy more slots, or delete a mailbox you no "
                                  "longer need to free its slot.")
         else:
-            messages.success(request, f"Mailbox {created.mailbox.address} created. Send its owner the address and "
-                                      "the password you chose.")
+            if created.status == "pending_payment":
+                messages.success(request, f"Mailbox {created.mailbox.address} created. It switches on when your "
+                                          "customer pays: send them the checkout link below.")
+            else:
+                messages.success(request, f"Mailbox {created.mailbox.address} created. Send its owner the address "
+                                          "and the password you chose.")
             url = _detail_url(created)
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     context = {"form": form, "summary": partner_summary(partner=partner), "partner": partner}
@@ -220,9 +240,13 @@ def mailbox_delete(request, partner_mailbox):
     """GET asks for confirmation (without JavaScript); POST deletes and frees the slot."""
     if request.method == "GET":
         return render(request, CONFIRM_TEMPLATE, {"partner_mailbox": partner_mailbox, "action": "delete"})
-    address = partner_mailbox.mailbox.address
-    partner_mailbox_services.partner_mailbox_delete(partner_mailbox=partner_mailbox)
-    messages.success(request, f"Mailbox {address} deleted. Its slot is free for another mailbox.")
+    address, pending = partner_mailbox.mailbox.address, partner_mailbox.status == "pending_payment"
+    slot_funded = partner_mailbox.funding_mode == PartnerMailbox.Funding.SLOT
+    partner_mailbox_remove(partner_mailbox=partner_mailbox)
+    messages.success(request, f"Mailbox {address} deleted. " + (
+        "Its slot is free for another mailbox." if slot_funded else
+        "Its account is deleted too and its checkout link no longer works." if pending else
+        "Its subscription ends now."))
     url = reverse("portal:mailboxes")
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 

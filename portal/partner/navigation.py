@@ -18,6 +18,7 @@ SECTIONS = [
     Section("Mailboxes", "portal:mailboxes", partner_only=True),
     Section("Webhooks", "portal:webhooks"),
     Section("Billing", "portal:billing"),
+    Section("Earnings", "portal:earnings", partner_only=True),
     Section("Settings", "portal:settings"),
     Section("API docs", "api-docs"),
 ]
@@ -30,6 +31,9 @@ def navigation_for(request, account) -> list[dict]:
         if section.partner_only and not is_partner:
             continue
         url = reverse(section.url_name)
-        active = request.path == url or (url != "/" and request.path.startswith(url))
-        items.append({"label": section.label, "url": url, "active": active})
+        matches = request.path == url or (url != "/" and request.path.startswith(url))
+        items.append({"label": section.label, "url": url, "active": matches})
+    matching = [item for item in items if item["active"]]
+    for item in matching[:-1] if len(matching) > 1 else []:  # the most specific section wins
+        item["active"] = len(item["url"]) >= max(len(other["url"]) for other in matching)
     return items

@@ -2,7 +2,7 @@
 /api-keys, so these live under /portal/."""
 from django.urls import path
 
-from portal.partner import account_settings, billing, clients, dashboard, domains, mailboxes, webhooks
+from portal.partner import account_settings, billing, clients, dashboard, domains, mailboxes, payg, webhooks
 
 app_name = "portal"
 
@@ -45,6 +45,11 @@ urlpatterns = [
     path("portal/billing/", billing.billing, name="billing"),
     path("portal/billing/plan/", billing.plan_change_view, name="billing-plan"),
     path("portal/billing/slots/", billing.slots, name="billing-slots"),
+    path("portal/billing/retail-pricing/", payg.retail_pricing, name="retail-pricing"),
+    path("portal/billing/earnings/", payg.earnings, name="earnings"),
+    path("portal/mailboxes/<int:mailbox_id>/payg/email-link/", payg.payg_email_link, name="payg-email-link"),
+    path("portal/mailboxes/<int:mailbox_id>/payg/cancel/", payg.payg_cancel, name="payg-cancel"),
+    path("portal/mailboxes/<int:mailbox_id>/payg/upgrade/", payg.payg_upgrade, name="payg-upgrade"),
     path("portal/billing/add-ons/", billing.addons, name="billing-addons"),
     path("portal/billing/return/", billing.purchase_return, name="billing-return"),
     path("portal/billing/purchases/<str:reference>/", billing.purchase, name="purchase"),
