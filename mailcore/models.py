@@ -12,6 +12,7 @@ from mailcore.sending.models import MailTemplate
 from mailcore.outbound.models import OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
+from mailcore.webmail.models import WebmailSession
 
 __all__ = [
     "Account",
@@ -40,4 +41,5 @@ __all__ = [
     "User",
     "WebhookDelivery",
     "WebhookEndpoint",
+    "WebmailSession",
 ]

@@ -1,65 +1,31 @@
 """Session tokens for the JSON API: password login with throttling, bearer checks, logout."""
-import time
 from datetime import datetime
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import authenticate
-from django.core.cache import cache
 from django.utils import timezone
 
-from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import User
 from mailcore.apikeys.models import SessionToken
 from mailcore.apikeys.services import CredentialRejected
 from mailcore.credentials import credential_new, digest_matches, prefix_of
+from mailcore.throttle import throttle_check, throttle_count_failure, throttle_keys
 
 SESSION_TOKEN_KIND = "st"
-
-
-class LoginThrottled(DomainError):
-    code = ErrorCode.RATE_LIMITED
-
-    def __init__(self, retry_after: int):
-        super().__init__(f"Too many failed logins. Try again in {retry_after} seconds.", retry_after=retry_after)
 
 
 class EmailNotVerified(CredentialRejected):
     status = 403
 
 
-def _throttle_keys(email: str, client_ip: str) -> list[str]:
-    return [f"login-fail:email:{email.strip().lower()}", f"login-fail:ip:{client_ip}"]
-
-
-def _throttle_check(keys: list[str]) -> None:
-    window = int(settings.LOGIN_FAILURE_WINDOW.total_seconds())
-    state = cache.get_many([f"{key}:count" for key in keys] + [f"{key}:since" for key in keys])
-    for key in keys:
-        if state.get(f"{key}:count", 0) >= settings.LOGIN_FAILURE_LIMIT:
-            since = state.get(f"{key}:since", time.time())
-            raise LoginThrottled(max(1, int(since + window - time.time())))
-
-
-def _throttle_count_failure(keys: list[str]) -> None:
-    window = int(settings.LOGIN_FAILURE_WINDOW.total_seconds())
-    for key in keys:
-        cache.add(f"{key}:since", time.time(), window)
-        if cache.add(f"{key}:count", 1, window):
-            continue
-        try:
-            cache.incr(f"{key}:count")
-        except ValueError:  # expired between add and incr
-            cache.add(f"{key}:count", 1, window)
-
-
 def session_login(*, email: str, password: str, client_ip: str) -> tuple[SessionToken, str]:
     """Check a password and issue a bearer token; repeated failures are throttled."""
-    keys = _throttle_keys(email, client_ip)
-    _throttle_check(keys)
+    keys = throttle_keys("login", email, client_ip)
+    throttle_check(keys)
     user = authenticate(None, username=email.strip(), password=password)
     if user is None:
-        _throttle_count_failure(keys)
+        throttle_count_failure(keys)
         raise CredentialRejected("Wrong email or password.")
     if (
         settings.ACCOUNT_EMAIL_VERIFICATION == "mandatory"

@@ -85,6 +85,7 @@ class WebhookEndpointActiveForm(forms.Form):
 # Mailboxes and settings (appended: imports kept with the code that uses them)
 
 from datetime import timedelta  # noqa: E402
+from decimal import Decimal  # noqa: E402
 
 from mailcore.accounts.models import Plan  # noqa: E402
 from mailcore.partners.models import HostingPartner, LapseAction, PartnerClient  # noqa: E402
@@ -164,6 +165,23 @@ class MailboxFilterForm(forms.Form):
                 if name not in self.errors and self.cleaned_data.get(name)}
 
 
+SLOT, PAY_AS_YOU_GO = "slot", "pay_as_you_go"
+
+
+class ChoiceRadioSelect(forms.RadioSelect):
+    """Radio buttons some of whose values are shown but cannot be chosen (disabled_values)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.disabled_values: set[str] = set()
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        if str(value) in self.disabled_values:
+            option["attrs"]["disabled"] = True
+        return option
+
+
 class PartnerMailboxForm(PortalForm):
     domain = forms.TypedChoiceField(label="Domain", coerce=int, error_messages={"required": "Choose a domain."})
     local_part = forms.CharField(
@@ -193,19 +211,36 @@ class PartnerMailboxForm(PortalForm):
     )
     funding_mode = forms.ChoiceField(
         label="Paid by",
-        initial="slot",
-        required=False,
-        choices=[("slot", "A slot from your pool"), ("pay_as_you_go", "Pay-as-you-go: your customer pays you monthly")],
-        widget=forms.RadioSelect,
-        help_text="Pay-as-you-go needs a retail price for the plan; the mailbox stays off until the first payment.",
+        initial=SLOT,
+        required=False,  # absent: a slot, as before pay-as-you-go existed
+        choices=[(SLOT, "Slot from the pool"), (PAY_AS_YOU_GO, "Pay-as-you-go (your customer pays you)")],
+        widget=ChoiceRadioSelect,
     )
 
-    def __init__(self, data=None, *, domains, **kwargs):
+    def __init__(self, data=None, *, domains, retail_prices=None, **kwargs):
+        """retail_prices: the partner's price per plan code in its billing currency (Money), for pay-as-you-go."""
         super().__init__(data, **kwargs)
         plans = Plan.objects.filter(code__in=PARTNER_PLANS).order_by("rank")
         self.fields["plan_id"].choices = [(plan.code, plan.name) for plan in plans]
         self.plan_details = {plan.code: f"{storage_label(plan.storage_mb)} storage · {plan.sends_per_day:,} sends a day"
                              for plan in plans}
+        self.plan_names = {plan.code: plan.name for plan in plans}
+        self.retail_prices = retail_prices or {}
+        chosen = self["plan_id"].value()
+        self.chosen_plan = chosen if chosen in self.plan_names else "pro"
+        self.payg_price = self.retail_prices.get(self.chosen_plan)
+        # Offered for a plan with a retail price; kept selectable when it was chosen, so the error shows beside it.
+        self.payg_offered = self.payg_price is not None or self["funding_mode"].value() == PAY_AS_YOU_GO
+        if not self.payg_offered:
+            self.fields["funding_mode"].widget.disabled_values = {PAY_AS_YOU_GO}
+
+    def priced_plans(self) -> list[tuple[str, str, object]]:
+        """The other plans with a retail price (code, name, price): where pay-as-you-go is offered instead."""
+        return [(code, self.plan_names[code], price) for code, price in self.retail_prices.items()
+                if code != self.chosen_plan and code in self.plan_names]
+
+    def clean_funding_mode(self) -> str:
+        return self.cleaned_data["funding_mode"] or SLOT
         groups: dict[str, list] = {}
         for domain in domains:
             label = domain.name if domain.is_verified else f"{domain.name} (not verified)"
@@ -395,3 +430,56 @@ def field_errors(form: forms.Form, exc: ValidationError, field: str) -> None:
 
 
 LAPSE_DONE = {LapseAction.SUSPEND: "suspended", LapseAction.DOWNGRADE_FREE: "downgraded to Free"}
+
+
+# Pay-as-you-go: amounts are typed in major units (7.50); the billing services take minor units
+
+PLAN_CHOICES = [("pro", "Pro"), ("premium", "Premium")]
+CURRENCY_CHOICES = [("usd", "USD ($)"), ("ngn", "NGN (₦)")]
+
+
+class MajorUnitsField(forms.DecimalField):
+    """An amount such as 7.50, cleaned to integer minor units (750)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=Decimal("0.01"), max_digits=12, decimal_places=2, **kwargs)
+        self.widget.attrs.update({"inputmode": "decimal", "step": "0.01", "min": "0.01"})
+
+    def clean(self, value) -> int:
+        return int(super().clean(value) * 100)
+
+
+class RetailPriceForm(PortalForm):
+    plan_type = forms.ChoiceField(label="Plan", choices=PLAN_CHOICES)
+    currency = forms.ChoiceField(label="Currency", choices=CURRENCY_CHOICES)
+    retail_price = MajorUnitsField(label="Price per mailbox and month",
+                                   help_text="What your customer pays; at least the wholesale rate.")
+
+
+class PayoutRequestForm(PortalForm):
+    amount = MajorUnitsField(label="Amount")
+    currency = forms.ChoiceField(label="Currency", choices=CURRENCY_CHOICES)
+
+
+class CheckoutLinkEmailForm(PortalForm):
+    email = forms.EmailField(label="Your customer's email address", max_length=254,
+                             error_messages={"invalid": "Enter an email address such as ann@example.com.",
+                                             "required": "Enter your customer's email address."},
+                             widget=forms.EmailInput(attrs={"autocomplete": "off", "placeholder": "ann@example.com"}))
+
+
+class SubscriptionCancelForm(forms.Form):
+    when = forms.ChoiceField(label="When", initial="period_end", widget=forms.RadioSelect,
+                             choices=[("period_end", "At the end of the paid period"),
+                                      ("now", "Now: the mailbox is switched off at once")])
+
+
+class PlanChangeForm(PortalForm):
+    new_plan_type = forms.ChoiceField(label="New plan", choices=PLAN_CHOICES)
+
+    def __init__(self, data=None, *, current: str, retail_prices: dict, **kwargs):
+        """Only the other plans; each names its retail price (or that it has none)."""
+        super().__init__(data, **kwargs)
+        self.fields["new_plan_type"].choices = [
+            (code, f"{name}: {retail_prices[code]} a month" if code in retail_prices else f"{name} (no retail price)")
+            for code, name in PLAN_CHOICES if code != current]

@@ -1,0 +1,77 @@
+"""Mailbox owners sign in to the webmail with their address and the mailbox's own password (the
+hash Dovecot verifies), throttled per address and per client IP. A disabled mailbox is refused with
+the reason its owner can act on; a mailbox downgraded to Free works on Free limits."""
+from datetime import timedelta
+
+from django.utils import timezone
+
+from mailcore.credentials import credential_new, digest_matches, prefix_of
+from mailcore.errors import DomainError, ErrorCode
+from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.passwords import mailbox_password_verify
+from mailcore.partners.models import PartnerMailbox
+from mailcore.throttle import throttle_check, throttle_count_failure, throttle_keys
+from mailcore.webmail.models import WebmailSession
+
+KIND = "wm"
+SHORT = timedelta(hours=12)  # a browser session without "remember me"
+REMEMBER = timedelta(days=30)
+
+
+class WebmailLoginRefused(DomainError):
+    code = ErrorCode.FORBIDDEN
+
+
+WRONG = "Wrong address or password."
+WHY_DISABLED = {
+    PartnerMailbox.Status.PENDING_PAYMENT: "This mailbox is waiting for its first payment. It opens as soon as "
+                                           "the payment is confirmed.",
+    PartnerMailbox.Status.SUSPENDED: "This mailbox is suspended: its subscription was not paid or its term ended. "
+                                     "Ask your email provider to renew it; your mail is kept.",
+    PartnerMailbox.Status.EXPIRED: "This mailbox's subscription has ended. Ask your email provider to renew it; "
+                                   "your mail is kept.",
+}
+
+
+def _why_disabled(mailbox: Mailbox) -> str:
+    partner_mailbox = PartnerMailbox.objects.filter(mailbox=mailbox).only("status").first()
+    if partner_mailbox is not None and partner_mailbox.status in WHY_DISABLED:
+        return WHY_DISABLED[partner_mailbox.status]
+    return "This mailbox is switched off. Ask whoever gave it to you."
+
+
+def webmail_login(*, address: str, password: str, client_ip: str, remember: bool = False,
+                  allowed_accounts: set[int] | None = None) -> tuple[WebmailSession, str]:
+    """Check the mailbox password and open a session; `allowed_accounts` limits who may sign in
+    (a partner's own hostname takes only its clients' mailboxes). Returns the row and the raw token."""
+    keys = throttle_keys("webmail", address, client_ip)
+    throttle_check(keys)
+    mailbox = Mailbox.objects.filter(address__iexact=address.strip(), kind=Mailbox.Kind.MANAGED).first()
+    ok = mailbox is not None and mailbox_password_verify(password, mailbox.password_hash)
+    if not ok or (allowed_accounts is not None and mailbox.account_id not in allowed_accounts):
+        throttle_count_failure(keys)
+        raise WebmailLoginRefused(WRONG)
+    if not mailbox.is_active:
+        raise WebmailLoginRefused(_why_disabled(mailbox))
+    credential = credential_new(KIND)
+    session = WebmailSession.objects.create(
+        mailbox=mailbox, token_prefix=credential.prefix, token_digest=credential.digest, remember=remember,
+        client_ip=client_ip or None, expires_at=timezone.now() + (REMEMBER if remember else SHORT))
+    return session, credential.raw
+
+
+def webmail_session_for(raw: str | None) -> WebmailSession | None:
+    """The live session a cookie names, with its mailbox; None when unknown, ended, expired, or
+    the mailbox has been switched off since."""
+    prefix = prefix_of(raw or "", KIND)
+    if prefix is None:
+        return None
+    session = WebmailSession.objects.select_related("mailbox__domain").filter(token_prefix=prefix).first()
+    if (session is None or not digest_matches(raw, session.token_digest) or session.ended_at is not None
+            or session.expires_at <= timezone.now() or not session.mailbox.is_active):
+        return None
+    return session
+
+
+def webmail_logout(*, session: WebmailSession) -> None:
+    WebmailSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(ended_at=timezone.now())

@@ -1,0 +1,105 @@
+"""The webmail's pages for mailbox owners: sign in and out, the folder list, a message.
+
+Every read goes through mailcore.inbox.services, the same service REST and MCP use. A message's
+HTML is sanitized there and shown only inside `<iframe sandbox srcdoc>`, never swapped into the
+page, so nothing in it can run."""
+from django import forms
+from django.conf import settings
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods, require_POST
+
+from mailcore.errors import DomainError
+from mailcore.inbox.services import inbox_folders, inbox_list, inbox_message
+from mailcore.ipnets import client_ip
+from mailcore.store.base import StoreError
+from mailcore.throttle import LoginThrottled
+from mailcore.webmail.sessions import WebmailLoginRefused, webmail_login, webmail_logout
+from portal.webmail.access import cookie_clear, cookie_set, owner_required, webmail_session
+
+PER_PAGE = 50
+
+
+class LoginForm(forms.Form):
+    address = forms.EmailField(label="Email address", widget=forms.EmailInput(attrs={"autocomplete": "username"}))
+    password = forms.CharField(label="Password", strip=False,
+                               widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
+    remember = forms.BooleanField(label="Keep me signed in for 30 days", required=False)
+
+
+def _next_url(request) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure()):
+        return target
+    return "/webmail/inbox/"
+
+
+@require_http_methods(["GET", "POST"])
+def login(request):
+    if webmail_session(request) is not None and request.method == "GET":
+        return redirect(_next_url(request))
+    form = LoginForm(request.POST or None)
+    refused, status = None, 200
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            session, raw = webmail_login(address=data["address"], password=data["password"],
+                                         client_ip=client_ip(request.META, settings.TRUSTED_PROXY_COUNT),
+                                         remember=data["remember"])
+        except LoginThrottled as exc:
+            refused, status = exc.detail, 429
+        except WebmailLoginRefused as exc:
+            refused, status = exc.detail, 403 if "password" not in exc.detail else 401
+        else:
+            response = redirect(_next_url(request))
+            cookie_set(response, raw, remember=session.remember)
+            return response
+    return render(request, "webmail/login.html", {"form": form, "refused": refused,
+                                                  "next": request.GET.get("next", "")}, status=status)
+
+
+@require_POST
+def logout(request):
+    session = webmail_session(request)
+    if session is not None:
+        webmail_logout(session=session)
+    response = redirect("webmail:login")
+    cookie_clear(response)
+    return response
+
+
+def _folders(mailbox):
+    try:
+        return inbox_folders(mailbox=mailbox)
+    except (StoreError, DomainError):
+        return []
+
+
+@require_http_methods(["GET"])
+@owner_required
+def folder(request, mailbox, name: str = "INBOX"):
+    try:
+        page = max(1, min(int(request.GET.get("page", 1)), 1_000_000))
+    except ValueError:
+        page = 1
+    try:
+        listing = inbox_list(mailbox=mailbox, folder=name, page=page, per_page=PER_PAGE)
+    except (StoreError, DomainError) as exc:
+        raise Http404(f"No folder {name}.") from exc
+    pages = max(1, -(-listing.total // PER_PAGE))
+    return render(request, "webmail/folder.html", {
+        "mailbox": mailbox, "folders": _folders(mailbox), "folder": name, "listing": listing,
+        "previous_page": page - 1 if page > 1 else None, "next_page": page + 1 if page < pages else None,
+        "pages": pages})
+
+
+@require_http_methods(["GET"])
+@owner_required
+def message(request, mailbox, name: str, uid: int):
+    try:
+        found = inbox_message(mailbox=mailbox, folder=name, uid=uid)
+    except (StoreError, DomainError) as exc:
+        raise Http404("No such message.") from exc
+    return render(request, "webmail/message.html", {"mailbox": mailbox, "folders": _folders(mailbox),
+                                                    "folder": name, "found": found, "message": found.message})
