@@ -15,14 +15,27 @@ RETURN = "https://app.example/billing/done"
 
 
 @pytest.fixture
-def charlie_api(api, charlie):
+def charlie_api(charlie):
+    """A signed-in session (changing the plan moves money: never from an API key)."""
+    from testkit.clients import login_client
+
+    return login_client(charlie)
+
+
+def test_an_api_key_cannot_change_the_plan(api, charlie):
     api.credentials(HTTP_X_API_KEY=new_key(charlie, scopes=["send"]))
-    return api
+    response = api.post("/subscriptions/me/plan", {"plan": "pro", "return_url": RETURN}, format="json")
+    assert response.status_code == 401 and "session" in response.json()["detail"]
 
 
-def agent_tools(api) -> int:
-    """The agent tool server's plan gate (Pro and Premium): 403 outside the plan."""
-    return api.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, format="json").status_code
+def agent_tools(user) -> int:
+    """The agent tool server's plan gate (Pro and Premium), with an API key of the user's account:
+    403 outside the plan."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_X_API_KEY=new_key(user))
+    return client.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, format="json").status_code
 
 
 def plan_of(user) -> str:
@@ -46,7 +59,7 @@ def clock(capture, *args):
 
 def test_free_upgrades_to_pro_only_when_the_payment_is_confirmed(charlie_api, charlie,
                                                                  django_capture_on_commit_callbacks):
-    assert agent_tools(charlie_api) == 403
+    assert agent_tools(charlie) == 403
     body = charlie_api.post("/subscriptions/me/plan", {"plan": "pro", "return_url": RETURN}, format="json").json()
     assert body["status"] == "checkout" and body["checkout_url"]
     assert plan_of(charlie) == "free"  # not before the provider confirms
@@ -58,7 +71,7 @@ def test_free_upgrades_to_pro_only_when_the_payment_is_confirmed(charlie_api, ch
     assert me["subscription"] | {"current_period_start": None, "current_period_end": None} == {
         "plan": "pro", "status": "active", "current_period_start": None, "current_period_end": None,
         "cancel_at_period_end": False, "amount": 9, "currency": "usd", "payment_provider": "local"}
-    assert agent_tools(charlie_api) == 200
+    assert agent_tools(charlie) == 200
     assert Payment.objects.get(account=charlie.account).amount_minor == 900
 
 
@@ -85,7 +98,7 @@ def test_failed_renewals_are_retried_then_drop_the_account_to_free_keeping_its_d
     assert Subscription.objects.get().status == "past_due" and plan_of(charlie) == "pro"  # retried: still Pro
     clock(django_capture_on_commit_callbacks, "--days", "10", "--fail-renewals")
     assert Subscription.objects.get().status == "canceled" and plan_of(charlie) == "free"
-    assert agent_tools(charlie_api) == 403  # the gate follows the plan, and the data is kept
+    assert agent_tools(charlie) == 403  # the gate follows the plan, and the data is kept
     assert MailTemplate.objects.filter(pk=kept.pk).exists()
 
 

@@ -284,3 +284,29 @@ def test_the_ledger_credits_once_and_payouts_reserve_the_balance(hosting, partne
     payout_decide(payout=Payout.objects.get(pk=second["id"]), paid=True)
     assert hosting.get("/partners/me/payouts").json()["balances"][0] == {
         "currency": "usd", "available": 8, "reserved": 0, "paid_out": 20}
+
+
+def test_deleting_a_paid_mailbox_never_touches_the_partners_own_plan(hosting, partner, alice,
+                                                                     django_capture_on_commit_callbacks):
+    from billing.models import Subscription
+
+    set_price(hosting)
+    body = create(hosting).json()
+    pay(body["checkout_url"], django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert hosting.delete(f"/v1/hosting/mailboxes/{body['id']}").status_code == 204
+    assert Subscription.objects.get().status == "canceled"
+    alice.account.refresh_from_db()
+    assert alice.account.plan.code == "premium"  # the customer's subscription ending is not the partner's
+    assert hosting.get("/subscriptions/me").json()["subscription"] is None
+
+
+def test_the_pending_purchase_pages_of_a_mailbox_checkout_work_in_the_portal(hosting, partner, alice):
+    from testkit.clients import login_client
+
+    set_price(hosting)
+    create(hosting)
+    reference = Purchase.objects.get().reference
+    portal = login_client(alice)
+    assert portal.get(f"/portal/billing/purchases/{reference}/").status_code == 200
+    assert portal.get("/portal/billing/").status_code == 200

@@ -5,6 +5,7 @@ bad signature is 400 and changes nothing. Not DRF: the raw bytes must reach the 
 """
 import logging
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
@@ -19,8 +20,8 @@ log = logging.getLogger(__name__)
 @csrf_exempt
 @require_POST
 def provider_webhook(request, provider: str):
-    if provider not in NAMES:
-        return JsonResponse({"detail": "No such payment provider."}, status=404)
+    if provider not in NAMES or provider not in settings.PAYMENT_PROVIDERS.values():
+        return JsonResponse({"detail": "No such payment provider here."}, status=404)
     try:
         kind = webhook_receive(provider, request.body, request.headers)
     except SignatureInvalid as exc:

@@ -3,7 +3,10 @@ POST /subscriptions/me/plan: change plan (a checkout from Free; a provider-side 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.views import APIView
+
+from api.authentication import SESSION_ONLY
 
 from api.hosting.billing import ReturnUrlField
 from api.inputs import StrictInput
@@ -84,9 +87,12 @@ class SubscriptionMeApi(APIView):
 
 
 class SubscriptionPlanApi(APIView):
+    authentication_classes = SESSION_ONLY  # money moves: never from an API key
+    permission_classes = [IsAuthenticated]
+
     @extend_schema(
         tags=["account"], request=PlanChangeInput, responses={200: PlanChangeOutput},
-        summary="Upgrade or downgrade the account's plan",
+        summary="Upgrade or downgrade the account's plan (session only, not an API key)",
         description="From Free: a monthly subscription checkout (return_url required; 422 without it). Between paid "
         "plans: the subscription's price changes at the provider. To Free: canceled at the period end. The plan "
         "changes only when the provider confirms (watch GET /subscriptions/me). 400 already on that plan; 502 the "

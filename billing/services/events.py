@@ -134,7 +134,7 @@ def purchase_sync(purchase: Purchase) -> bool:
 def _plan_bought(purchase: Purchase, state: CheckoutState, payment: Payment) -> None:
     start = state.period_start or timezone.now()
     superseded = list(Subscription.objects.filter(
-        account=purchase.account, partner_mailbox__isnull=True,
+        account=purchase.account, purchase__kind=Purchase.Kind.PLAN,
         status__in=[Subscription.Status.ACTIVE, Subscription.Status.PAST_DUE]).exclude(
         provider_ref=state.subscription_ref).values_list("provider", "provider_ref"))
     for provider, ref in superseded:  # two checkouts both paid: end the older one at its provider too
@@ -221,6 +221,11 @@ def _subscription(event: ProviderEvent) -> Subscription | None:
     return subscription
 
 
+def _is_mailbox(subscription: Subscription) -> bool:
+    """A pay-as-you-go mailbox's subscription (even once its mailbox is deleted), never the account's plan."""
+    return subscription.purchase.kind == Purchase.Kind.MAILBOX
+
+
 def _period(subscription: Subscription, event: ProviderEvent) -> None:
     if event.period_end and event.period_end >= subscription.current_period_end:
         subscription.current_period_start = event.period_start or subscription.current_period_start
@@ -240,7 +245,7 @@ def _renewal_paid(event: ProviderEvent) -> None:
                   "amount_minor": event.amount_minor if event.amount_minor is not None else subscription.amount_minor,
                   "currency": subscription.currency, "paid_at": timezone.now(),
                   "description": f"{subscription.purchase.description} (renewal)"})
-    if subscription.partner_mailbox_id:
+    if _is_mailbox(subscription):
         if created:  # a second event about the same payment (Stripe's invoice.payment_succeeded) confirms nothing new
             payg.mailbox_renewal_paid(subscription, payment)
     else:
@@ -253,7 +258,7 @@ def _renewal_failed(event: ProviderEvent) -> None:
     if subscription is not None and subscription.status == Subscription.Status.ACTIVE:
         subscription.status = Subscription.Status.PAST_DUE
         subscription.save(update_fields=["status", "updated_at"])
-        if subscription.partner_mailbox_id:  # a pay-as-you-go mailbox is disabled at once
+        if _is_mailbox(subscription):  # a pay-as-you-go mailbox is disabled at once
             payg.mailbox_renewal_failed(subscription)
 
 
@@ -269,7 +274,7 @@ def _subscription_updated(event: ProviderEvent) -> None:
         subscription.plan_code = code
         if event.unit_amount_minor is not None:
             subscription.amount_minor = event.unit_amount_minor
-        if subscription.partner_mailbox_id:
+        if _is_mailbox(subscription):
             payg.mailbox_plan_changed(subscription, code)
         else:
             _account_plan_set(subscription.account, subscription.plan_code)
@@ -284,10 +289,11 @@ def _subscription_canceled(event: ProviderEvent) -> None:
         return
     subscription.status = Subscription.Status.CANCELED
     subscription.save(update_fields=["status", "updated_at"])
-    if subscription.partner_mailbox_id:
+    if _is_mailbox(subscription):
         payg.mailbox_canceled(subscription)
         return
-    still_paying = Subscription.objects.filter(account=subscription.account, partner_mailbox__isnull=True, status__in=[
+    still_paying = Subscription.objects.filter(account=subscription.account, purchase__kind=Purchase.Kind.PLAN,
+                                               status__in=[
         Subscription.Status.ACTIVE, Subscription.Status.PAST_DUE]).exists()
     if not still_paying:
         _account_plan_set(subscription.account, FREE)

@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from billing.models import Payment, Purchase, RetailPrice, Subscription
@@ -24,6 +25,7 @@ from billing.services.purchases import purchase_start
 from mailcore.domains.models import Domain
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.events.services import emit
+from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.mailboxes import (
     Funding,
     partner_mailbox_event_data,
@@ -175,14 +177,17 @@ def payg_mailbox_delete(*, partner_mailbox: PartnerMailbox) -> None:
     """Pending: the mailbox and its account go, the open checkout expires. Otherwise as any partner
     mailbox (account kept, deactivated), and its subscription ends now at the provider."""
     with transaction.atomic():
+        partner_mailbox = PartnerMailbox.objects.select_for_update().get(pk=partner_mailbox.pk)  # vs. a payment
         if partner_mailbox.status == PartnerMailbox.Status.PENDING_PAYMENT:
             _expire_checkouts(partner_mailbox)
             partner_mailbox_purge(partner_mailbox=partner_mailbox)
             return
-        for subscription in _live_subscriptions(partner_mailbox):
+        live = list(_live_subscriptions(partner_mailbox))
+        for subscription in live:
             provider, ref = subscription.provider, subscription.provider_ref
             transaction.on_commit(lambda provider=provider, ref=ref: _provider_quietly(
                 provider, "subscription_cancel", ref, at_period_end=False))
+        Subscription.objects.filter(pk__in=[row.pk for row in live]).update(status=Subscription.Status.CANCELED)
         partner_mailbox_delete(partner_mailbox=partner_mailbox)
 
 
@@ -343,10 +348,13 @@ def mailbox_first_payment(purchase: Purchase, state, payment: Payment) -> None:
 def mailbox_addon_bought(purchase: Purchase, state, payment: Payment) -> None:
     partner_mailbox = purchase.partner_mailbox
     partner = HostingPartner.objects.get(account=purchase.account)
-    if purchase.kind == Purchase.Kind.MAILBOX_STORAGE and partner_mailbox is not None:
-        mailbox = partner_mailbox.mailbox
-        mailbox.extra_storage_mb += purchase.quantity * STORAGE_GB_PER_UNIT * 1024
-        mailbox.save(update_fields=["extra_storage_mb"])
+    if purchase.kind == Purchase.Kind.MAILBOX_STORAGE:
+        if partner_mailbox is None:  # deleted before the payment cleared: nothing to grant
+            log.warning("storage paid for a deleted mailbox (%s): refunded", purchase.reference)
+            transaction.on_commit(lambda: _provider_quietly(purchase.provider, "refund", payment.provider_ref))
+            return
+        Mailbox.objects.filter(pk=partner_mailbox.mailbox_id).update(
+            extra_storage_mb=F("extra_storage_mb") + purchase.quantity * STORAGE_GB_PER_UNIT * 1024)
     elif purchase.kind == Purchase.Kind.MAILBOX_EXTRA:
         slots_grant(partner=partner, count=purchase.quantity, plan_type=purchase.item)
     margin_credit(partner=partner, payment=payment, wholesale_minor=purchase.wholesale_minor)

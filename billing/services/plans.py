@@ -25,7 +25,7 @@ class NoSubscription(DomainError):
 
 
 def plan_subscription(account: Account) -> Subscription | None:
-    return Subscription.objects.filter(account=account, partner_mailbox__isnull=True, status__in=[
+    return Subscription.objects.filter(account=account, purchase__kind=Purchase.Kind.PLAN, status__in=[
         Subscription.Status.ACTIVE, Subscription.Status.PAST_DUE]).order_by("-created_at").first()
 
 
