@@ -14,6 +14,7 @@ from django.utils.html import format_html
 
 from billing.models import LedgerEntry, Payment, Payout, Price, ProviderEventRecord, Purchase, RetailPrice, Subscription
 from billing.money import Money
+from billing.selectors.prices import wholesale_monthly
 from billing.services.ledger import payout_decide
 from billing.services.partners import partner_approve, partner_reject
 from billing.services.plans import plan_change, plan_subscription
@@ -23,7 +24,7 @@ from mailcore.domains.models import Domain
 from mailcore.errors import DomainError
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.models import HostingPartner, MailboxSlot, PartnerMailbox
-from portal.console.forms import PartnerApproveForm, PartnerDeclineForm, PriceForm
+from portal.console.forms import PartnerApproveForm, PartnerDeclineForm, PayoutDecisionForm, PriceForm
 from portal.console.sites import site
 
 
@@ -374,59 +375,108 @@ class PriceAdmin(admin.ModelAdmin):
 
 @admin.register(Payout, site=site)
 class PayoutAdmin(ReadOnlyAdmin):
-    """Partners' payout requests: an operator pays them (outside, by bank transfer) and marks them
-    paid, or rejects them, which releases the reserved amount back to the partner's balance."""
+    """Partners' payout requests: an operator transfers the money (outside, by bank transfer) and marks
+    them paid, or rejects them, which releases the reserved amount to the partner's balance. Both go
+    through a page with a note for the partner, then billing.services.ledger.payout_decide per payout."""
 
-    list_display = ["partner", "amount", "status", "note", "created_at", "decided_at"]
-    list_filter = ["status", "currency"]
+    list_display = ["partner", "amount", "currency", "status", "created_at", "decided_at", "note"]
+    list_filter = ["status", "currency", "created_at"]
     search_fields = ["partner__account__name"]
     list_select_related = ["partner__account"]
+    date_hierarchy = "created_at"
     actions = ["mark_paid", "reject"]
+
+    @admin.display(description="Partner", ordering="partner__account__name")
+    def partner(self, payout: Payout) -> str:
+        return payout.partner.account.name
 
     @admin.display(description="Amount", ordering="amount_minor")
     def amount(self, payout: Payout) -> str:
-        return _money(payout.amount_minor, payout.currency)
+        return f"{payout.amount.major:,.2f}"
 
     def has_decide_permission(self, request) -> bool:
         return _may(request, "change", self.opts)
 
-    def _decide(self, request, queryset, *, paid: bool) -> None:
-        for payout in queryset.select_related("partner__account"):
-            try:
-                payout_decide(payout=payout, paid=paid)
-            except DomainError as error:
-                self.message_user(request, f"{payout.partner.account.name}: {error.detail}; left as it is.",
-                                  messages.WARNING)
-                continue
-            self.message_user(request, f"{payout.partner.account.name}: {_money(payout.amount_minor, payout.currency)} "
-                                       f"{'marked paid' if paid else 'rejected and released'}.", messages.SUCCESS)
-
     @admin.action(description="Mark paid (after the transfer)", permissions=["decide"])
     def mark_paid(self, request, queryset):
-        self._decide(request, queryset, paid=True)
+        return self._decide(request, queryset, paid=True)
 
     @admin.action(description="Reject (release the amount)", permissions=["decide"])
     def reject(self, request, queryset):
-        self._decide(request, queryset, paid=False)
+        return self._decide(request, queryset, paid=False)
+
+    def _decide(self, request, queryset, *, paid: bool):
+        """First the decision page (a note); on its submit, the ledger service for each payout."""
+        payouts = list(queryset.select_related("partner__account").order_by("created_at", "id"))
+        form = PayoutDecisionForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            for payout in payouts:
+                self._decide_one(request, payout, paid, form.cleaned_data["note"])
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Mark payouts paid" if paid else "Reject payouts",
+            "opts": self.opts,
+            "form": form,
+            "payouts": payouts,
+            "requested": [payout for payout in payouts if payout.status == Payout.Status.REQUESTED],
+            "action": "mark_paid" if paid else "reject",
+            "paid": paid,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "media": self.media + form.media,
+        }
+        return TemplateResponse(request, "admin/operator/payout_decision.html", context)
+
+    def _decide_one(self, request, payout: Payout, paid: bool, note: str) -> None:
+        name, amount = payout.partner.account.name, _money(payout.amount_minor, payout.currency)
+        try:
+            payout_decide(payout=payout, paid=paid, note=note)
+        except DomainError as error:
+            self.message_user(request, f"{name}'s payout of {amount} was not changed: {error.detail}.",
+                              messages.WARNING)
+            return
+        if paid:
+            self.message_user(request, f"{name}'s payout of {amount} is marked paid.", messages.SUCCESS)
+        else:
+            self.message_user(request, f"{name}'s payout of {amount} is rejected; the amount is back in their "
+                                       "available balance.", messages.SUCCESS)
 
 
 @admin.register(RetailPrice, site=site)
 class RetailPriceAdmin(ReadOnlyAdmin):
-    list_display = ["partner", "plan_type", "currency", "amount", "updated_at"]
+    """What partners charge per pay-as-you-go mailbox and month (set in the portal or the API)."""
+
+    list_display = ["partner", "plan_type", "currency", "amount", "wholesale", "updated_at"]
     list_filter = ["plan_type", "currency"]
+    search_fields = ["partner__account__name"]
     list_select_related = ["partner__account"]
+
+    @admin.display(description="Partner", ordering="partner__account__name")
+    def partner(self, row: RetailPrice) -> str:
+        return row.partner.account.name
 
     @admin.display(description="Retail price", ordering="amount_minor")
     def amount(self, row: RetailPrice) -> str:
         return _money(row.amount_minor, row.currency)
 
+    @admin.display(description="Wholesale")
+    def wholesale(self, row: RetailPrice) -> str:
+        return str(wholesale_monthly(row.plan_type, row.currency))
+
 
 @admin.register(LedgerEntry, site=site)
 class LedgerEntryAdmin(ReadOnlyAdmin):
+    """Partners' balances, entry by entry: margins, refund debits, payouts reserved and released."""
+
     list_display = ["partner", "kind", "amount", "description", "created_at"]
-    list_filter = ["kind", "currency"]
+    list_filter = ["kind", "currency", "created_at"]
     search_fields = ["partner__account__name", "description"]
     list_select_related = ["partner__account"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="Partner", ordering="partner__account__name")
+    def partner(self, entry: LedgerEntry) -> str:
+        return entry.partner.account.name
 
     @admin.display(description="Amount", ordering="amount_minor")
     def amount(self, entry: LedgerEntry) -> str:

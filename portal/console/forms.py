@@ -1,8 +1,8 @@
-"""The console's own forms: the partner decision pages and the price form."""
+"""The console's own forms: the partner and payout decision pages, and the price form."""
 from django import forms
 from django.conf import settings
 
-from billing.models import Price
+from billing.models import Payout, Price
 from mailcore.partners.models import HostingPartner
 
 NOTE_MAX = HostingPartner._meta.get_field("decision_note").max_length
@@ -35,3 +35,11 @@ class PriceForm(forms.ModelForm):
         if amount < 1:
             raise forms.ValidationError("A price is at least 1 minor unit (a cent or a kobo).")
         return amount
+
+
+class PayoutDecisionForm(forms.Form):
+    note = forms.CharField(label="Note to the partner", required=False,
+                           max_length=Payout._meta.get_field("note").max_length,
+                           widget=forms.Textarea(attrs={"rows": 3}),
+                           help_text="Optional; shown on the partner's earnings page: the transfer's reference, or "
+                                     "why it was rejected.")

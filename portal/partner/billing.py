@@ -306,8 +306,8 @@ def purchase(request, reference: str):
         "purchase": bought,
         "amount": _money(bought.amount_minor, bought.currency),
         "provider_name": PROVIDER_NAMES.get(bought.provider, bought.provider.title()),
-        "onward": [(label, reverse(name)) for label, name in ONWARD[bought.kind]],
-        "try_again": reverse(TRY_AGAIN[bought.kind]),
+        "onward": [(label, reverse(name)) for label, name in ONWARD.get(bought.kind, [("See your mailboxes", "portal:mailboxes")])],
+        "try_again": reverse(TRY_AGAIN.get(bought.kind, "portal:mailboxes")),
         "provider_silent": provider_silent,
         "payment": bought.payments.order_by("paid_at", "id").first(),
     }

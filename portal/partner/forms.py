@@ -224,6 +224,11 @@ class PartnerMailboxForm(PortalForm):
         self.fields["plan_id"].choices = [(plan.code, plan.name) for plan in plans]
         self.plan_details = {plan.code: f"{storage_label(plan.storage_mb)} storage · {plan.sends_per_day:,} sends a day"
                              for plan in plans}
+        groups: dict[str, list] = {}
+        for domain in domains:
+            label = domain.name if domain.is_verified else f"{domain.name} (not verified)"
+            groups.setdefault(domain.client.name if domain.client else "No client", []).append((domain.pk, label))
+        self.fields["domain"].choices = [("", "Choose a domain…"), *groups.items()]
         self.plan_names = {plan.code: plan.name for plan in plans}
         self.retail_prices = retail_prices or {}
         chosen = self["plan_id"].value()
@@ -241,11 +246,6 @@ class PartnerMailboxForm(PortalForm):
 
     def clean_funding_mode(self) -> str:
         return self.cleaned_data["funding_mode"] or SLOT
-        groups: dict[str, list] = {}
-        for domain in domains:
-            label = domain.name if domain.is_verified else f"{domain.name} (not verified)"
-            groups.setdefault(domain.client.name if domain.client else "No client", []).append((domain.pk, label))
-        self.fields["domain"].choices = [("", "Choose a domain…"), *groups.items()]
 
 
 class MailboxIdentityForm(PortalForm):
@@ -469,13 +469,13 @@ class CheckoutLinkEmailForm(PortalForm):
 
 
 class SubscriptionCancelForm(forms.Form):
-    when = forms.ChoiceField(label="When", initial="period_end", widget=forms.RadioSelect,
+    when = forms.ChoiceField(label="Cancel the subscription", initial="period_end", widget=forms.RadioSelect,
                              choices=[("period_end", "At the end of the paid period"),
                                       ("now", "Now: the mailbox is switched off at once")])
 
 
 class PlanChangeForm(PortalForm):
-    new_plan_type = forms.ChoiceField(label="New plan", choices=PLAN_CHOICES)
+    new_plan_type = forms.ChoiceField(label="Change the plan to", choices=PLAN_CHOICES)
 
     def __init__(self, data=None, *, current: str, retail_prices: dict, **kwargs):
         """Only the other plans; each names its retail price (or that it has none)."""

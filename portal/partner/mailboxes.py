@@ -1,5 +1,8 @@
-"""Portal pages for a hosting partner's client mailboxes: the list with filters, create, and one
-mailbox's page (status, plan, storage, identity, forwarding, aliases) with renew and delete.
+"""Portal pages for a hosting partner's client mailboxes: the list with filters, create (from a slot,
+or pay-as-you-go), and one mailbox's page (status, plan, storage, identity, forwarding, aliases) with
+renew and delete. A pay-as-you-go mailbox's page has its checkout link while it waits for the first
+payment (copy it, or email it to the customer), then its subscription (cancel, change plan): changes
+are requests to the payment provider and apply when its signed event confirms them.
 
 They call the same mailcore.partners and mailcore.mailboxes services and selectors as the JSON API
 (/v1/hosting/mailboxes). A request made by htmx gets back only the region it swaps (plus the flash
@@ -8,10 +11,13 @@ errors. Accounts that are not hosting partners see the become-a-partner page; an
 mailbox, rule or alias is 404.
 """
 from functools import wraps
+from smtplib import SMTPException
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -22,8 +28,18 @@ from django_htmx.http import HttpResponseClientRedirect
 from mailcore.mailboxes import aliases, forwarding
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_set_identity
-from billing.providers.base import ProviderRefused, ProviderUnavailable
-from billing.services.payg import NoRetailPrice
+from billing.providers.base import ProviderCannot, ProviderRefused, ProviderUnavailable
+from billing.services.payg import (
+    NoRetailPrice,
+    NotAllowedNow,
+    NotPayAsYouGo,
+    open_checkout,
+    payg_cancel,
+    payg_checkout_url,
+    payg_subscription,
+    payg_upgrade,
+    retail_prices,
+)
 from billing.services.mailboxes import (
     NoSlotAvailable,
     partner_mailbox_open,
@@ -44,21 +60,26 @@ from mailcore.partners.selectors import (
 from mailcore.store.base import StoreError
 from mailcore.usage.selectors import mailbox_usage
 from portal.partner.forms import (
+    PAY_AS_YOU_GO,
     AliasForm,
+    CheckoutLinkEmailForm,
     ForwardingRuleEnabledForm,
     ForwardingRuleForm,
     MailboxFilterForm,
     MailboxIdentityForm,
     PartnerMailboxForm,
+    PlanChangeForm,
+    SubscriptionCancelForm,
 )
 from portal.partner.access import become_partner_page, found_or_404, partner_required
 from portal.htmx import regions
-from portal.partner.payg_context import payg_context
+from portal.partner.billing import PROVIDER_NAMES
 
 LIST_TEMPLATE = "portal/mailboxes.html"
 NEW_TEMPLATE = "portal/mailboxes_new.html"
 DETAIL_TEMPLATE = "portal/mailboxes_detail.html"
 CONFIRM_TEMPLATE = "portal/mailboxes_confirm.html"
+CANCEL_TEMPLATE = "portal/mailboxes_cancel.html"
 PAGE_SIZE = 50
 
 
@@ -106,6 +127,40 @@ def _usage(partner_mailbox: PartnerMailbox) -> dict | None:
                          else f"{usage['ai_today']['used']:,} of {usage['ai_today']['limit']:,}")}
 
 
+def _retail_prices(partner) -> dict:
+    """The partner's pay-as-you-go price per plan in its billing currency (the one its mailboxes are sold in)."""
+    return {row["plan_type"]: row["retail_price"] for row in retail_prices(partner=partner)
+            if row["currency"] == partner.billing_currency}
+
+
+def _checkout_link(partner_mailbox: PartnerMailbox) -> tuple[str | None, bool]:
+    """A working checkout link (a fresh one when the provider let the last expire), and whether the
+    provider could be asked; when it could not, the stored link."""
+    try:
+        return payg_checkout_url(partner_mailbox=partner_mailbox), True
+    except (ProviderUnavailable, ProviderRefused):
+        return getattr(open_checkout(partner_mailbox), "checkout_url", None), False
+
+
+def _payg_context(partner_mailbox: PartnerMailbox, forms: dict) -> dict:
+    """The pay-as-you-go card: the subscription (or the pending offer), the checkout link, the forms."""
+    if partner_mailbox.funding_mode != PAY_AS_YOU_GO:
+        return {}
+    subscription = payg_subscription(partner_mailbox=partner_mailbox)
+    context = {
+        "payg": subscription,
+        "payg_provider": PROVIDER_NAMES.get(subscription["payment_provider"], subscription["payment_provider"]),
+        "email_form": forms.get("email_form") or CheckoutLinkEmailForm(),
+        "cancel_form": SubscriptionCancelForm(),
+        "plan_form": PlanChangeForm(current=subscription["plan_type"],
+                                    retail_prices=_retail_prices(partner_mailbox.partner)),
+        "email_sent_to": forms.get("email_sent_to"),
+    }
+    if partner_mailbox.status == PartnerMailbox.Status.PENDING_PAYMENT:
+        context["checkout_url"], context["checkout_checked"] = _checkout_link(partner_mailbox)
+    return context
+
+
 def _detail_context(partner_mailbox: PartnerMailbox, **forms) -> dict:
     mailbox = partner_mailbox.mailbox
     return {
@@ -119,15 +174,19 @@ def _detail_context(partner_mailbox: PartnerMailbox, **forms) -> dict:
         "forwarding_form": forms.get("forwarding_form") or ForwardingRuleForm(),
         "alias_form": forms.get("alias_form") or AliasForm(),
         "identity_saved": forms.get("identity_saved", False),
-        **payg_context(partner_mailbox),
+        **_payg_context(partner_mailbox, forms),
     }
 
 
-def _region_response(request, partner_mailbox: PartnerMailbox, region: str, ok: bool, **forms) -> HttpResponse:
-    """htmx: the region and the messages. Without JavaScript: back to the page on success, or the
-    page with the form's errors."""
+def _region_response(request, partner_mailbox: PartnerMailbox, region: str | list[str], ok: bool,
+                     **forms) -> HttpResponse:
+    """htmx: the region (and any others, out of band) and the messages. Without JavaScript: back to
+    the page on success, or the page with the form's errors."""
+    names = [region] if isinstance(region, str) else region
+    region = names[0]
     if request.htmx:
-        return regions(request, DETAIL_TEMPLATE, [region], _detail_context(partner_mailbox, **forms))
+        partner_mailbox.refresh_from_db()  # a provider's event may have changed it already (local provider)
+        return regions(request, DETAIL_TEMPLATE, names, _detail_context(partner_mailbox, **forms))
     if ok:
         return redirect(_detail_url(partner_mailbox, region))
     return render(request, DETAIL_TEMPLATE, _detail_context(partner_mailbox, **forms))
@@ -171,20 +230,30 @@ def mailboxes(request, partner):
 def mailbox_new(request, partner):
     """The create form; errors come back next to their fields and nothing is created."""
     domains = list(partner_domains(partner=partner).select_related("client"))
+    prices = _retail_prices(partner)
+    # GET ?plan_id=&funding_mode= preselects (the links beside pay-as-you-go, and the htmx refresh below).
+    initial = {"domain": request.GET.get("domain"), "plan_id": request.GET.get("plan_id") or "pro",
+               "funding_mode": request.GET.get("funding_mode") or "slot"}
+    if initial["plan_id"] not in prices:
+        initial["funding_mode"] = "slot"
     form = PartnerMailboxForm(request.POST if request.method == "POST" else None, domains=domains,
-                              initial={"domain": request.GET.get("domain")})
+                              retail_prices=prices, initial=initial)
+    if request.method == "GET" and request.htmx and request.htmx.target == "mailbox-funding":
+        return regions(request, NEW_TEMPLATE, ["mailbox-funding"], {"form": form})  # the plan changed
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         domain = next(domain for domain in domains if domain.pk == data["domain"])
         try:
             created = partner_mailbox_open(
                 partner=partner, domain=domain, local_part=data["local_part"], password=data["password"],
-                plan_id=data["plan_id"], display_name=data["display_name"],
-                funding_mode=data.get("funding_mode") or "slot",
-                return_url=request.build_absolute_uri(reverse("checkout-thanks")))
+                plan_id=data["plan_id"], display_name=data["display_name"], funding_mode=data["funding_mode"],
+                # The customer's browser comes back to this public page after paying.
+                return_url=settings.PUBLIC_BASE_URL.rstrip("/") + reverse("checkout-thanks"))
         except NoRetailPrice:
-            form.add_error("funding_mode", f"Set a retail price for the {data['plan_id']} plan first "
-                                           "(Billing › Retail prices).")
+            form.add_error("funding_mode", f"Pay-as-you-go needs a retail price for the "
+                                           f"{form.plan_names.get(data['plan_id'], data['plan_id'])} plan in "
+                                           f"{partner.billing_currency.upper()}. Set one on the Retail prices "
+                                           "page first.")
         except (ProviderUnavailable, ProviderRefused) as exc:
             form.add_error(None, f"{exc.detail} Nothing was created.")
         except ValidationError as exc:
@@ -206,7 +275,7 @@ def mailbox_new(request, partner):
                                           "and the password you chose.")
             url = _detail_url(created)
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    context = {"form": form, "summary": partner_summary(partner=partner), "partner": partner}
+    context = {"form": form, "summary": partner_summary(partner=partner), "partner": partner, "retail_prices": prices}
     if request.htmx and request.method == "POST":
         return regions(request, NEW_TEMPLATE, ["mailbox-form"], context)
     return render(request, NEW_TEMPLATE, context)
@@ -249,6 +318,107 @@ def mailbox_delete(request, partner_mailbox):
         "Its subscription ends now."))
     url = reverse("portal:mailboxes")
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+# pay-as-you-go
+
+
+def _provider_call(request, call) -> bool:
+    """Run a request to the payment provider; False (with the reason as a message) when refused."""
+    try:
+        call()
+    except NoRetailPrice:
+        messages.error(request, "That plan has no retail price in your currency yet. Set one on the Retail prices "
+                                "page first.")
+    except (NotAllowedNow, NotPayAsYouGo, ProviderCannot) as exc:
+        messages.error(request, f"{exc.detail[:1].upper()}{exc.detail[1:]}.")
+    except (ProviderUnavailable, ProviderRefused) as exc:
+        messages.error(request, f"{exc.detail} Nothing changed.")
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        return True
+    return False
+
+
+PAYG_REGIONS = ["payg", "mailbox-status"]
+
+
+def payg_mailbox_page(view):
+    """One of the partner's pay-as-you-go mailboxes: a slot-funded one has no subscription here (404)."""
+
+    @mailbox_page
+    @wraps(view)
+    def wrapped(request, partner_mailbox, *args, **kwargs):
+        if partner_mailbox.funding_mode != PAY_AS_YOU_GO:
+            raise Http404("This mailbox is paid from a slot: it has no pay-as-you-go subscription.")
+        return view(request, partner_mailbox, *args, **kwargs)
+
+    return wrapped
+
+
+@require_POST
+@payg_mailbox_page
+def mailbox_checkout_email(request, partner_mailbox):
+    """Email the checkout link to the customer (plain text: the address, the monthly price, the link)."""
+    form = CheckoutLinkEmailForm(request.POST)
+    if not form.is_valid():
+        return _region_response(request, partner_mailbox, PAYG_REGIONS, ok=False, email_form=form)
+    address, to = partner_mailbox.mailbox.address, form.cleaned_data["email"]
+    url = None
+    if partner_mailbox.status == PartnerMailbox.Status.PENDING_PAYMENT:
+        url, _ = _checkout_link(partner_mailbox)
+    if not url:
+        messages.error(request, f"{address} is paid for already: there is no checkout link to send.")
+        return _region_response(request, partner_mailbox, PAYG_REGIONS, ok=False)
+    price = payg_subscription(partner_mailbox=partner_mailbox)["total_price"]
+    partner_name = partner_mailbox.partner.account.name
+    try:
+        send_mail(
+            f"Your mailbox {address}: pay to switch it on",
+            f"Hello,\n\n{partner_name} has set up the mailbox {address} for you. It costs {price} a month.\n\n"
+            f"Pay here to switch it on:\n{url}\n\n"
+            "The mailbox works as soon as the payment is confirmed. Unpaid, it is deleted on "
+            f"{partner_mailbox.expires_at:%-d %B %Y}.\n",
+            None, [to])
+    except (SMTPException, OSError):
+        form.add_error("email", "The email could not be sent just now. Try again in a minute, or copy the link.")
+        return _region_response(request, partner_mailbox, PAYG_REGIONS, ok=False, email_form=form)
+    messages.success(request, f"Sent to {to}.")
+    return _region_response(request, partner_mailbox, PAYG_REGIONS, ok=True, email_sent_to=to)
+
+
+@require_http_methods(["GET", "POST"])
+@payg_mailbox_page
+def mailbox_subscription_cancel(request, partner_mailbox):
+    """GET asks for confirmation (without JavaScript; ?when=period_end or now); POST asks the provider
+    to cancel, and the mailbox turns expired when it confirms."""
+    form = SubscriptionCancelForm(request.POST if request.method == "POST" else request.GET or None)
+    immediate = form.is_valid() and form.cleaned_data["when"] == "now"
+    if request.method == "GET":
+        return render(request, CANCEL_TEMPLATE, {"partner_mailbox": partner_mailbox, "immediate": immediate,
+                                                 "payg": payg_subscription(partner_mailbox=partner_mailbox)})
+    if not form.is_valid():
+        messages.error(request, "Choose when the subscription ends: at the end of the paid period, or now.")
+        return _region_response(request, partner_mailbox, PAYG_REGIONS, ok=False)
+    if _provider_call(request, lambda: payg_cancel(partner_mailbox=partner_mailbox, immediate=immediate)):
+        when = "now" if immediate else "at the end of the paid period"
+        messages.success(request, f"Requested; the subscription ends {when} when the payment provider confirms it.")
+    return _region_response(request, partner_mailbox, PAYG_REGIONS, ok=True)
+
+
+@require_POST
+@payg_mailbox_page
+def mailbox_plan_change(request, partner_mailbox):
+    """Ask the provider to move the subscription to another plan (prorated there)."""
+    form = PlanChangeForm(request.POST, current=partner_mailbox.plan_type,
+                          retail_prices=_retail_prices(partner_mailbox.partner))
+    if not form.is_valid():
+        messages.error(request, "Choose the plan to change to.")
+    elif _provider_call(request, lambda: payg_upgrade(partner_mailbox=partner_mailbox,
+                                                      new_plan_type=form.cleaned_data["new_plan_type"])):
+        messages.success(request, "Requested; the change applies when the payment provider confirms it.")
+    return _region_response(request, partner_mailbox, PAYG_REGIONS, ok=True)
 
 
 @require_POST

@@ -2,7 +2,17 @@
 /api-keys, so these live under /portal/."""
 from django.urls import path
 
-from portal.partner import account_settings, billing, clients, dashboard, domains, mailboxes, payg, webhooks
+from portal.partner import (
+    account_settings,
+    billing,
+    clients,
+    dashboard,
+    domains,
+    earnings,
+    mailboxes,
+    pricing,
+    webhooks,
+)
 
 app_name = "portal"
 
@@ -33,6 +43,12 @@ urlpatterns = [
     path("portal/mailboxes/<int:mailbox_id>/", mailboxes.mailbox_detail, name="mailbox"),
     path("portal/mailboxes/<int:mailbox_id>/renew/", mailboxes.mailbox_renew, name="mailbox-renew"),
     path("portal/mailboxes/<int:mailbox_id>/delete/", mailboxes.mailbox_delete, name="mailbox-delete"),
+    path("portal/mailboxes/<int:mailbox_id>/checkout-link/email/", mailboxes.mailbox_checkout_email,
+         name="mailbox-checkout-email"),
+    path("portal/mailboxes/<int:mailbox_id>/subscription/cancel/", mailboxes.mailbox_subscription_cancel,
+         name="mailbox-subscription-cancel"),
+    path("portal/mailboxes/<int:mailbox_id>/subscription/plan/", mailboxes.mailbox_plan_change,
+         name="mailbox-plan-change"),
     path("portal/mailboxes/<int:mailbox_id>/identity/", mailboxes.mailbox_identity, name="mailbox-identity"),
     path("portal/mailboxes/<int:mailbox_id>/forwarding/", mailboxes.mailbox_forwarding, name="mailbox-forwarding"),
     path("portal/mailboxes/<int:mailbox_id>/forwarding/<int:rule_id>/enabled/",
@@ -45,11 +61,8 @@ urlpatterns = [
     path("portal/billing/", billing.billing, name="billing"),
     path("portal/billing/plan/", billing.plan_change_view, name="billing-plan"),
     path("portal/billing/slots/", billing.slots, name="billing-slots"),
-    path("portal/billing/retail-pricing/", payg.retail_pricing, name="retail-pricing"),
-    path("portal/billing/earnings/", payg.earnings, name="earnings"),
-    path("portal/mailboxes/<int:mailbox_id>/payg/email-link/", payg.payg_email_link, name="payg-email-link"),
-    path("portal/mailboxes/<int:mailbox_id>/payg/cancel/", payg.payg_cancel, name="payg-cancel"),
-    path("portal/mailboxes/<int:mailbox_id>/payg/upgrade/", payg.payg_upgrade, name="payg-upgrade"),
+    path("portal/billing/retail-pricing/", pricing.retail_pricing, name="retail-pricing"),
+    path("portal/billing/earnings/", earnings.earnings, name="earnings"),
     path("portal/billing/add-ons/", billing.addons, name="billing-addons"),
     path("portal/billing/return/", billing.purchase_return, name="billing-return"),
     path("portal/billing/purchases/<str:reference>/", billing.purchase, name="purchase"),

@@ -368,20 +368,3 @@ def test_a_mailbox_page_shows_no_password_hash(console, alice):
     assert "ann@example.test" in page
     assert mailbox.password_hash not in page
     assert "password" not in page.split('id="content-main"')[1].lower()
-
-
-def test_payout_actions_pay_or_release_through_the_ledger_service(console, applicant):
-    from billing.models import LedgerEntry, Payout
-    from billing.services.ledger import balances, payout_request
-
-    partner = HostingPartner.objects.get(account=applicant.account)
-    LedgerEntry.objects.create(partner=partner, currency="usd", amount_minor=10_000, kind="margin", description="m")
-    paid = payout_request(partner=partner, amount_minor=3_000, currency="usd")
-    rejected = payout_request(partner=partner, amount_minor=2_000, currency="usd")
-    url = "/admin/billing/payout/"
-    console.post(url, {"action": "mark_paid", "_selected_action": [paid.pk]})
-    response = console.post(url, {"action": "reject", "_selected_action": [rejected.pk, paid.pk]}, follow=True)
-    assert Payout.objects.get(pk=paid.pk).status == "paid" and Payout.objects.get(pk=rejected.pk).status == "rejected"
-    assert any("already paid" in text for text in texts(response))
-    [usd] = balances(partner=partner)
-    assert (usd["available"].minor, usd["reserved"].minor, usd["paid_out"].minor) == (7_000, 0, 3_000)
