@@ -3,7 +3,6 @@
 Each purchase answers with a checkout_url and a reference at once; what it buys is granted only when
 the payment provider's signed event confirms it (`partner_pool.purchased`, `partner_addon.purchased`).
 """
-from django.db.models import Count, Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -12,9 +11,9 @@ from api.hosting.access import HostingApi
 from api.inputs import StrictInput
 from billing.models import Purchase
 from billing.money import Money
+from billing.selectors.history import partner_slot_pool
 from billing.selectors.prices import price
 from billing.services import partners as billing
-from mailcore.partners.models import MailboxSlot
 
 ADDON_TYPES = {Purchase.Kind.DOMAIN_SLOT: "domain_slot", Purchase.Kind.STORAGE: "storage"}
 
@@ -153,10 +152,7 @@ class HostingSlotPoolApi(HostingApi):
                    summary="The slot pool by plan, with the slot prices")
     def get(self, request):
         partner = self.partner
-        counts = {row["plan_type"]: row for row in MailboxSlot.objects.filter(partner=partner).values(
-            "plan_type").annotate(unused=Count("id", filter=Q(status="unused")),
-                                  assigned=Count("id", filter=Q(status="assigned")),
-                                  expired=Count("id", filter=Q(status="expired")))}
+        counts = {row["plan_type"]: row for row in partner_slot_pool(partner=partner)}
         currency = partner.billing_currency
 
         def plan(code: str, priced: bool) -> dict:

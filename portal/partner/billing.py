@@ -376,20 +376,9 @@ def slots(request, partner):
     form = SlotPoolForm(request.POST if request.method == "POST" else None, partner=partner)
     provider_error = ""
     if request.method == "POST" and form.is_valid():
-        try:
-            bought = pool_purchase_start(partner=partner, return_url=_return_url(request), **form.cleaned_data)
-        except ValidationError as exc:
-            form.add_service_error(exc)
-        except MethodNotOffered:
-            form.add_error("payment_method", METHOD_NOT_OFFERED)
-        except PriceMissing:
-            form.add_error(None, "This plan's slots have no price in your currency yet. Nothing was charged; "
-                                 "write to us and we'll set it up.")
-        except ProviderUnavailable:
-            provider_error = PROVIDER_DOWN
-        except ProviderRefused:
-            provider_error = PROVIDER_REFUSED
-        else:
+        bought, provider_error = _purchase_start(form, "This plan's slots have no price", lambda: pool_purchase_start(
+            partner=partner, return_url=_return_url(request), **form.cleaned_data))
+        if bought is not None:
             return _to_checkout(request, bought)
     return _form_answer(request, SLOTS_TEMPLATE, "slot-form", _slots_context(partner, form, provider_error=provider_error))
 
@@ -435,23 +424,31 @@ def addons(request, partner):
     form = AddonForm(request.POST if request.method == "POST" else None, partner=partner)
     provider_error = ""
     if request.method == "POST" and form.is_valid():
-        try:
-            bought = addon_purchase_start(partner=partner, return_url=_return_url(request), **form.cleaned_data)
-        except ValidationError as exc:
-            form.add_service_error(exc)
-        except MethodNotOffered:
-            form.add_error("payment_method", METHOD_NOT_OFFERED)
-        except PriceMissing:
-            form.add_error(None, "This add-on has no price in your currency yet. Nothing was charged; write to us "
-                                 "and we'll set it up.")
-        except ProviderUnavailable:
-            provider_error = PROVIDER_DOWN
-        except ProviderRefused:
-            provider_error = PROVIDER_REFUSED
-        else:
+        bought, provider_error = _purchase_start(form, "This add-on has no price", lambda: addon_purchase_start(
+            partner=partner, return_url=_return_url(request), **form.cleaned_data))
+        if bought is not None:
             return _to_checkout(request, bought)
     return _form_answer(request, ADDONS_TEMPLATE, "addon-form", _addons_context(partner, form,
                                                                                 provider_error=provider_error))
+
+
+def _purchase_start(form, unpriced: str, start) -> tuple:
+    """Run a purchase service for a bound, valid form: (the purchase, "") or (None, why the provider
+    failed), with the service's refusals put on the form."""
+    try:
+        return start(), ""
+    except ValidationError as exc:
+        form.add_service_error(exc)
+    except MethodNotOffered:
+        form.add_error("payment_method", METHOD_NOT_OFFERED)
+    except PriceMissing:
+        form.add_error(None, f"{unpriced} in your currency yet. Nothing was charged; write to us and we'll set "
+                             "it up.")
+    except ProviderUnavailable:
+        return None, PROVIDER_DOWN
+    except ProviderRefused:
+        return None, PROVIDER_REFUSED
+    return None, ""
 
 
 def _form_answer(request, template: str, region: str, context: dict) -> HttpResponse:

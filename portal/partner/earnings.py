@@ -4,19 +4,16 @@ a page, the payout requests, and a form to request one.
 
 It calls the same ledger services as /v1/hosting/partners/me/payouts: the service refuses an amount
 below the minimum or above the available balance, and the page shows why next to the amount."""
-from datetime import date, datetime
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Sum
-from django.db.models.functions import TruncMonth
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from billing.models import LedgerEntry
 from billing.money import Money
+from billing.selectors.ledger import ledger_monthly_margins, month_starts
 from billing.services.ledger import PAYOUT_MINIMUM_MINOR, balances, payout_request
 from portal.htmx import regions
 from portal.partner.access import partner_required
@@ -34,24 +31,10 @@ def signed(money: Money) -> str:
     return f"{'−' if money.minor < 0 else '+'}{Money(abs(money.minor), money.currency)}"
 
 
-def _month_starts(today: date, count: int) -> list[date]:
-    """The first days of the last `count` months, oldest first, this month last."""
-    index = today.year * 12 + today.month - 1
-    return [date((index - back) // 12, (index - back) % 12 + 1, 1) for back in range(count - 1, -1, -1)]
-
-
 def _monthly_margins(partner, months: int = MONTHS) -> list[dict]:
-    """Per currency earned in: net margins (refunds taken off) by month, as rows for components/bar_list.html."""
-    starts = _month_starts(timezone.localdate(), months)
-    since = timezone.make_aware(datetime.combine(starts[0], datetime.min.time()))
-    totals: dict[str, dict[date, int]] = {}
-    rows = (LedgerEntry.objects.filter(partner=partner, created_at__gte=since,
-                                       kind__in=[LedgerEntry.Kind.MARGIN, LedgerEntry.Kind.REFUND])
-            .annotate(month=TruncMonth("created_at")).values("month", "currency")
-            .annotate(total=Sum("amount_minor")).order_by())
-    for row in rows:
-        month = row["month"].date() if isinstance(row["month"], datetime) else row["month"]
-        totals.setdefault(row["currency"], {})[month] = int(row["total"])
+    """Per currency earned in: net margins by month, as rows for components/bar_list.html."""
+    starts = month_starts(timezone.localdate(), months)
+    totals = ledger_monthly_margins(partner=partner, starts=starts)
     charts = []
     for currency in sorted(totals):
         by_month = totals[currency]
