@@ -12,7 +12,9 @@ from mailcore.sending.models import MailTemplate
 from mailcore.outbound.models import OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
-from mailcore.webmail.models import WebmailSession
+from mailcore.webmail.models import (
+    MailFilter, RemoteImageSender, VacationReply, WebmailBrand, WebmailHostname, WebmailSession,
+)
 
 __all__ = [
     "Account",
@@ -42,4 +44,9 @@ __all__ = [
     "WebhookDelivery",
     "WebhookEndpoint",
     "WebmailSession",
+    "MailFilter",
+    "RemoteImageSender",
+    "VacationReply",
+    "WebmailBrand",
+    "WebmailHostname",
 ]

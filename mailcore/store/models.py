@@ -30,6 +30,9 @@ class StoredMessage(models.Model):
     date = models.DateTimeField(null=True, blank=True)
     has_attachments = models.BooleanField(default=False)
     search_text = models.TextField(blank=True, help_text="Casefolded subject, addresses and body text.")
+    to_header = models.TextField(blank=True)
+    message_id = models.CharField(max_length=998, blank=True, db_index=True)
+    thread_refs = models.TextField(default=" ", help_text="In-Reply-To and References ids, space-delimited with a space at each end.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["folder", "uid"], name="stored_message_unique_uid")]

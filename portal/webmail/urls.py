@@ -1,5 +1,6 @@
-"""/webmail/: the mailbox owners' realm (sign-in at /webmail/)."""
-from django.urls import path
+"""/webmail/ (and / on a partner's verified webmail hostname): the mailbox owners' realm.
+One module per part: sign-in, the mail list, reading, compose, the owner's settings."""
+from django.urls import include, path
 
 from portal.webmail import views
 
@@ -7,7 +8,8 @@ app_name = "webmail"
 urlpatterns = [
     path("", views.login, name="login"),
     path("logout/", views.logout, name="logout"),
-    path("inbox/", views.folder, name="inbox"),
-    path("folders/<path:name>/messages/<int:uid>/", views.message, name="message"),
-    path("folders/<path:name>/", views.folder, name="folder"),
+    path("", include("portal.webmail.reading_urls")),
+    path("compose/", include("portal.webmail.compose_urls")),
+    path("settings/", include("portal.webmail.settings_urls")),
+    path("", include("portal.webmail.mail_list_urls")),  # last: folders/<path:name>/ takes any deeper path
 ]

@@ -1,0 +1,3 @@
+"""Compose, drafts, reply and forward, undo-send (portal.webmail.compose)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""The owner's settings: password, identity, forwarding, filters, vacation (portal.webmail.owner_settings)."""
+
+urlpatterns: list = []
