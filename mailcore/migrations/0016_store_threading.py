@@ -3,6 +3,20 @@
 from django.db import migrations, models
 
 
+def backfill(apps, schema_editor):
+    """Messages stored before these columns existed: read them from the raw message once."""
+    from mailcore.store.embedded import _refs
+    from mailcore.store.reading import read
+
+    StoredMessage = apps.get_model("mailcore", "StoredMessage")
+    for row in StoredMessage.objects.filter(message_id="").iterator(chunk_size=200):
+        message = read(bytes(row.raw))
+        row.to_header = ", ".join([*message.to, *message.cc])
+        row.message_id = message.message_id[:998]
+        row.thread_refs = _refs(message)
+        row.save(update_fields=["to_header", "message_id", "thread_refs"])
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -25,4 +39,5 @@ class Migration(migrations.Migration):
             name='to_header',
             field=models.TextField(blank=True),
         ),
+        migrations.RunPython(backfill, migrations.RunPython.noop),
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Protocol
 
 from mailcore.errors import DomainError, ErrorCode
@@ -20,6 +20,13 @@ DEFAULT_FOLDERS = {"INBOX": None, "Sent": "\\Sent", "Drafts": "\\Drafts", "Archi
 
 SEEN = "\\Seen"
 FLAGGED = "\\Flagged"  # "starred" in the API
+# Dovecot's attachment detection keywords (mail_attachment_detection_options = add-flags): the
+# server's own bookkeeping, never shown as labels.
+HAS_ATTACHMENT = "$HasAttachment"
+SERVER_KEYWORDS = frozenset({HAS_ATTACHMENT, "$HasNoAttachment"})
+
+# How a list may be ordered (IMAP SORT keys, RFC 5256); newest first unless `reverse` is off.
+SORT_KEYS = ("date", "arrival", "from", "subject", "size")
 
 
 _KEYWORD = re.compile(r"^[!#$&'+,\-./0-9:;<=>?@A-Z^_`a-z|~]+$")
@@ -104,6 +111,54 @@ def validate_keyword(keyword: str) -> str:
 
 
 @dataclass(frozen=True)
+class Criteria:
+    """What a list or search asks for; every field narrows it (all must hold). Done by the store's
+    server: IMAP SEARCH keys, or the embedded store's columns."""
+
+    text: str = ""  # anywhere: headers and body
+    from_: str = ""
+    to: str = ""  # To or Cc
+    subject: str = ""
+    body: str = ""
+    since: date | None = None  # on or after this day
+    before: date | None = None  # before this day
+    has_attachment: bool = False
+    unseen: bool = False
+    starred: bool = False
+    keyword: str | None = None
+
+    def __post_init__(self):
+        if self.keyword is not None:
+            validate_keyword(self.keyword)
+
+    @property
+    def is_empty(self) -> bool:
+        return self == Criteria()
+
+
+def validate_sort(sort: str) -> str:
+    if sort not in SORT_KEYS:
+        raise StoreError(f"sort must be one of {', '.join(SORT_KEYS)}")
+    return sort
+
+
+def validate_new_folder(name: str) -> str:
+    """A name a user may give a folder: not blank, no control characters or IMAP wildcards, not a
+    default folder's name, at most 200 characters; "/" makes a subfolder."""
+    name = (name or "").strip()
+    if not name:
+        raise StoreError("give the folder a name")
+    if len(name) > 200:
+        raise StoreError("a folder name is at most 200 characters")
+    if any(ord(char) < 32 or char in "*%\x7f\"\\" for char in name) or name.startswith("/") or name.endswith("/") \
+            or "//" in name:
+        raise StoreError("a folder name cannot contain control characters, *, %, quotes, backslashes or empty parts")
+    if name.upper() == "INBOX" or name in DEFAULT_FOLDERS:
+        raise StoreError(f"{name} is a folder every mailbox has")
+    return name
+
+
+@dataclass(frozen=True)
 class Folder:
     name: str
     special_use: str | None
@@ -122,6 +177,15 @@ class MessageSummary:
     has_attachments: bool
     size: int
     keywords: tuple[str, ...] = ()
+    to: str = ""
+
+
+@dataclass(frozen=True)
+class ThreadMember:
+    """A message of a conversation, wherever it is filed."""
+
+    folder: str
+    summary: MessageSummary
 
 
 @dataclass(frozen=True)
@@ -164,8 +228,34 @@ class MailStore(Protocol):
         starred_only: bool = False,
         unseen_only: bool = False,
         keyword: str | None = None,
+        criteria: Criteria | None = None,
+        sort: str = "arrival",
+        reverse: bool = True,
     ) -> MessagePage:
-        """Newest first (highest UID first)."""
+        """One page of the messages matching; by default newest first (highest UID first)."""
+
+    def uids(self, folder: str, criteria: Criteria | None = None) -> list[int]:
+        """Every UID matching, for "select all matching the search"."""
+
+    def create_folder(self, name: str) -> None: ...
+
+    def rename_folder(self, name: str, new_name: str) -> None:
+        """Default folders (special use) cannot be renamed."""
+
+    def delete_folder(self, name: str) -> None:
+        """With its messages; default folders cannot be deleted."""
+
+    def set_flags_many(self, folder: str, uids: list[int], *, seen: bool | None = None, starred: bool | None = None,
+                       add_keywords: tuple[str, ...] = (), remove_keywords: tuple[str, ...] = ()) -> None:
+        """Flags on many messages at once; UIDs that no longer exist are skipped."""
+
+    def move_many(self, folder: str, uids: list[int], target: str) -> None: ...
+
+    def delete_many(self, folder: str, uids: list[int]) -> None: ...
+
+    def related(self, folder: str, message_ids: list[str]) -> list[MessageSummary]:
+        """Messages of the folder whose Message-ID is one of these, or whose References or
+        In-Reply-To names one of them: a conversation's members filed here."""
 
     def fetch(self, folder: str, uid: int) -> StoredMessage: ...
 

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import Coalesce, Lower
 from django.utils import timezone
 
 from mailcore.paging import page_window
@@ -18,6 +19,7 @@ from mailcore.store.base import (
     DEFAULT_FOLDERS,
     FLAGGED,
     SEEN,
+    Criteria,
     Delivered,
     Folder,
     FolderNotFound,
@@ -26,15 +28,53 @@ from mailcore.store.base import (
     MessageSummary,
     QuotaExceeded,
     StoredMessage,
+    StoreError,
     trace_headers,
     validate_folder,
     validate_keyword,
+    validate_new_folder,
+    validate_sort,
     validate_uid,
     with_headers,
 )
 from mailcore.store.models import StoredFolder
 from mailcore.store.models import StoredMessage as MessageRow
-from mailcore.store.reading import read
+from mailcore.store.reading import message_ids, read
+
+# The columns each sort key orders by (the IMAP SORT keys' meaning).
+_SORT_COLUMNS = {"date": Coalesce("date", "internal_date"), "arrival": F("uid"), "from": Lower("from_header"),
+                 "subject": Lower("subject"), "size": F("size")}
+
+
+def _matching(rows, criteria: Criteria):
+    """The criteria as column filters; words match as substrings, case-insensitively, like IMAP SEARCH."""
+    for word in f"{criteria.text} {criteria.body}".split():  # body words are part of search_text
+        rows = rows.filter(search_text__contains=word.casefold())
+    for word in criteria.from_.split():
+        rows = rows.filter(from_header__icontains=word)
+    for word in criteria.subject.split():
+        rows = rows.filter(subject__icontains=word)
+    for word in criteria.to.split():
+        rows = rows.filter(to_header__icontains=word)
+    if criteria.since:
+        rows = rows.filter(internal_date__date__gte=criteria.since)
+    if criteria.before:
+        rows = rows.filter(internal_date__date__lt=criteria.before)
+    if criteria.has_attachment:
+        rows = rows.filter(has_attachments=True)
+    if criteria.unseen:
+        rows = rows.filter(seen=False)
+    if criteria.starred:
+        rows = rows.filter(flagged=True)
+    if criteria.keyword:
+        rows = rows.filter(keywords__contains=f" {criteria.keyword} ")
+    return rows
+
+
+def _refs(message) -> str:
+    """In-Reply-To and References ids, space-delimited with a space at each end (for `contains`)."""
+    found = list(dict.fromkeys(message_ids(message.in_reply_to) + message_ids(message.references)))
+    return f" {' '.join(found)} " if found else " "
 
 
 class EmbeddedStore:
@@ -94,10 +134,12 @@ class EmbeddedStore:
             has_attachments=row.has_attachments,
             size=row.size,
             keywords=tuple(row.keywords.split()),
+            to=row.to_header,
         )
 
-    def list(self, folder="INBOX", *, page=1, per_page=50, starred_only=False, unseen_only=False, keyword=None):
-        rows = MessageRow.objects.filter(folder=self._folder(folder))
+    def list(self, folder="INBOX", *, page=1, per_page=50, starred_only=False, unseen_only=False, keyword=None,
+             criteria: Criteria | None = None, sort="arrival", reverse=True):
+        rows = _matching(MessageRow.objects.filter(folder=self._folder(folder)), criteria or Criteria())
         if starred_only:
             rows = rows.filter(flagged=True)
         if unseen_only:
@@ -105,8 +147,75 @@ class EmbeddedStore:
         if keyword:
             rows = rows.filter(keywords__contains=f" {validate_keyword(keyword)} ")
         total = rows.count()
-        window = page_window(rows.order_by("-uid").defer("raw", "search_text"), page=page, size=per_page)
+        column = _SORT_COLUMNS[validate_sort(sort)]
+        order = [column.desc() if reverse else column.asc(), "-uid" if reverse else "uid"]
+        window = page_window(rows.order_by(*order).defer("raw", "search_text"), page=page, size=per_page)
         return MessagePage([self._summary(row) for row in window], total, page, per_page)
+
+    def uids(self, folder: str, criteria: Criteria | None = None) -> list[int]:
+        rows = _matching(MessageRow.objects.filter(folder=self._folder(folder)), criteria or Criteria())
+        return list(rows.order_by("-uid").values_list("uid", flat=True))
+
+    # folder management
+
+    def _user_folder(self, name: str) -> StoredFolder:
+        row = self._folder(name)
+        if row.special_use or row.name in DEFAULT_FOLDERS:
+            raise StoreError(f"{row.name} is a folder every mailbox has; it cannot be renamed or deleted")
+        return row
+
+    def _free_name(self, name: str) -> str:
+        name = validate_new_folder(name)
+        self.ensure_folders()
+        if StoredFolder.objects.filter(mailbox=self.mailbox, name=name).exists():
+            raise StoreError(f"a folder named {name} exists already")
+        return name
+
+    def create_folder(self, name: str) -> None:
+        StoredFolder.objects.create(mailbox=self.mailbox, name=self._free_name(name))
+
+    @transaction.atomic
+    def rename_folder(self, name: str, new_name: str) -> None:
+        row, new = self._user_folder(name), self._free_name(new_name)
+        for child in StoredFolder.objects.filter(mailbox=self.mailbox, name__startswith=f"{row.name}/"):
+            child.name = new + child.name[len(row.name):]
+            child.save(update_fields=["name"])
+        row.name = new
+        row.save(update_fields=["name"])
+
+    def delete_folder(self, name: str) -> None:
+        row = self._user_folder(name)
+        if StoredFolder.objects.filter(mailbox=self.mailbox, name__startswith=f"{row.name}/").exists():
+            raise StoreError(f"{row.name} has subfolders; delete them first")
+        row.delete()
+
+    # many messages at once
+
+    def _rows(self, folder: str, uids: list[int]):
+        return MessageRow.objects.filter(folder=self._folder(folder), uid__in=[validate_uid(uid) for uid in uids])
+
+    def set_flags_many(self, folder, uids, *, seen=None, starred=None, add_keywords=(), remove_keywords=()):
+        for row in self._rows(folder, uids).only("uid"):
+            self.set_flags(folder, row.uid, seen=seen, starred=starred, add_keywords=add_keywords,
+                           remove_keywords=remove_keywords)
+
+    def move_many(self, folder: str, uids: list[int], target: str) -> None:
+        self._folder(target)
+        for row in self._rows(folder, uids).order_by("uid").only("uid"):
+            self.move(folder, row.uid, target)
+
+    def delete_many(self, folder: str, uids: list[int]) -> None:
+        self._rows(folder, uids).delete()
+
+    def related(self, folder: str, message_ids: list[str]) -> list[MessageSummary]:
+        ids = [value for value in dict.fromkeys(message_ids) if value][-20:]
+        if not ids:
+            return []
+        match = Q(message_id__in=ids)
+        for value in ids:
+            match |= Q(thread_refs__contains=f" {value} ")
+        rows = MessageRow.objects.filter(match, folder=self._folder(folder)).order_by("uid")
+        return [self._summary(row) for row in rows.defer("raw", "search_text")]
 
     def _row(self, folder: str, uid: int) -> MessageRow:
         try:
@@ -174,6 +283,9 @@ class EmbeddedStore:
             from_header=message.from_,
             date=message.date,
             has_attachments=message.has_attachments,
+            to_header=", ".join([*message.to, *message.cc]),
+            message_id=message.message_id[:998],
+            thread_refs=_refs(message),
             search_text=" ".join(
                 [message.subject, message.from_, *message.to, *message.cc, message.text, message.html]
             ).casefold(),

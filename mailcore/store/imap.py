@@ -21,7 +21,10 @@ from mailcore.paging import page_window
 from mailcore.store.base import (
     DEFAULT_FOLDERS,
     FLAGGED,
+    HAS_ATTACHMENT,
     SEEN,
+    SERVER_KEYWORDS,
+    Criteria,
     Delivered,
     DeliveryRefused,
     Folder,
@@ -36,6 +39,8 @@ from mailcore.store.base import (
     trace_headers,
     validate_folder,
     validate_keyword,
+    validate_new_folder,
+    validate_sort,
     validate_uid,
     with_headers,
 )
@@ -81,7 +86,7 @@ def _utc(value: datetime | None) -> datetime | None:
 
 def _flags(values: Sequence[bytes]) -> tuple[str, ...]:
     flags = (value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value for value in values)
-    return tuple(flag for flag in flags if flag != "\\Recent")
+    return tuple(flag for flag in flags if flag != "\\Recent" and flag not in SERVER_KEYWORDS)
 
 
 def _param(params: object, name: bytes) -> bytes | None:
@@ -112,6 +117,43 @@ def _has_attachments(body: BodyData) -> bool:
     if body.is_multipart:
         return any(_has_attachments(part) for part in body[0])
     return _is_attachment(tuple(body))
+
+
+# A <msg-id> safe to send as a quoted IMAP search string.
+_SAFE_ID = re.compile(r"<[!-;=?-~]{1,500}>")
+
+
+def _search_keys(criteria: Criteria, *, starred_only: bool = False, unseen_only: bool = False,
+                 keyword: str | None = None) -> tuple[list, str | None]:
+    """IMAP SEARCH keys for the criteria (all must hold) and the charset their text needs."""
+    keys: list = []
+    texts = []
+    for name, value in (("TEXT", criteria.text), ("FROM", criteria.from_), ("SUBJECT", criteria.subject),
+                        ("BODY", criteria.body)):
+        for word in value.split():
+            keys += [name, word]
+            texts.append(word)
+    for word in criteria.to.split():
+        keys.append(["OR", ["TO", word], ["CC", word]])
+        texts.append(word)
+    if criteria.since:
+        keys += ["SINCE", criteria.since]
+    if criteria.before:
+        keys += ["BEFORE", criteria.before]
+    if criteria.has_attachment:
+        # Dovecot marks attachments at save; another server is asked for multipart/mixed.
+        keys.append(["OR", ["KEYWORD", HAS_ATTACHMENT],
+                     ["HEADER", "Content-Type", "multipart/mixed", "UNKEYWORD", "$HasNoAttachment"]])
+    if criteria.unseen or unseen_only:
+        keys.append("UNSEEN")
+    if criteria.starred or starred_only:
+        keys.append("FLAGGED")
+    for word in {criteria.keyword, keyword} - {None}:
+        keys += ["KEYWORD", validate_keyword(word)]
+    if any(any(char in "\r\n\0" for char in text) for text in texts):
+        raise StoreError("search words cannot contain line breaks")
+    charset = None if all(text.isascii() for text in texts) else "UTF-8"
+    return keys or ["ALL"], charset
 
 
 def _error(exc: IMAPClientError, folder: str | None = None) -> StoreError:
@@ -168,16 +210,17 @@ class ImapStore:
             raise MessageNotFound(f"message {uid} not found in {folder}")
 
     def _summaries(self, client: IMAPClient, uids: list[int]) -> list[MessageSummary]:
-        """Summaries of these UIDs of the selected folder, newest first."""
+        """Summaries of these UIDs of the selected folder, in the order given."""
         if not uids:
             return []
         data = client.fetch(uids, SUMMARY_FIELDS)
-        return [self._summary(uid, data[uid]) for uid in sorted(data, reverse=True) if uid in uids]
+        return [self._summary(uid, data[uid]) for uid in uids if uid in data]
 
     def _summary(self, uid: int, item: dict) -> MessageSummary:
         envelope: Envelope = item[b"ENVELOPE"]
         flags = _flags(item[b"FLAGS"])
         senders = [text for text in (_address(a) for a in envelope.from_ or ()) if text]
+        recipients = [text for text in (_address(a) for a in envelope.to or ()) if text]
         return MessageSummary(
             uid=uid,
             subject=_text(envelope.subject),
@@ -188,6 +231,7 @@ class ImapStore:
             has_attachments=_has_attachments(item[b"BODYSTRUCTURE"]),
             size=item[b"RFC822.SIZE"],
             keywords=tuple(flag for flag in flags if not flag.startswith("\\")),
+            to=", ".join(recipients),
         )
 
     # folders
@@ -233,19 +277,157 @@ class ImapStore:
         starred_only: bool = False,
         unseen_only: bool = False,
         keyword: str | None = None,
+        criteria: Criteria | None = None,
+        sort: str = "arrival",
+        reverse: bool = True,
     ) -> MessagePage:
-        criteria: list = []
-        if starred_only:
-            criteria.append("FLAGGED")
-        if unseen_only:
-            criteria.append("UNSEEN")
-        if keyword:
-            criteria += ["KEYWORD", validate_keyword(keyword)]
+        keys, charset = _search_keys(criteria or Criteria(), starred_only=starred_only, unseen_only=unseen_only,
+                                     keyword=keyword)
+        validate_sort(sort)
         with self._session() as client:
             self._select(client, folder, readonly=True)
-            uids = sorted(client.search(criteria or ["ALL"]), reverse=True)
+            uids = self._sorted(client, keys, charset, sort, reverse)
             window = page_window(uids, page=page, size=per_page)
             return MessagePage(self._summaries(client, window), len(uids), page, per_page)
+
+    def _sorted(self, client: IMAPClient, keys: list, charset: str | None, sort: str, reverse: bool) -> list[int]:
+        """UIDs matching, ordered by the server (IMAP SORT); arrival order is UID order."""
+        if sort != "arrival" and client.has_capability("SORT"):
+            return list(client.sort([f"{'REVERSE ' if reverse else ''}{sort.upper()}"], keys, charset or "UTF-8"))
+        uids = sorted(client.search(keys, charset=charset), reverse=reverse)
+        if sort == "arrival":
+            return uids
+        # A server without SORT: order here by the envelope fields.
+        data = client.fetch(uids, [b"ENVELOPE", b"RFC822.SIZE", b"INTERNALDATE"]) if uids else {}
+        summaries = {uid: self._sort_value(sort, data[uid]) for uid in uids if uid in data}
+        return sorted(summaries, key=lambda uid: (summaries[uid], uid), reverse=reverse)
+
+    @staticmethod
+    def _sort_value(sort: str, item: dict):
+        envelope: Envelope = item[b"ENVELOPE"]
+        if sort == "size":
+            return item[b"RFC822.SIZE"]
+        if sort == "date":
+            return (_utc(envelope.date) or _utc(item[b"INTERNALDATE"])).timestamp()
+        if sort == "from":
+            return next((_text(a.mailbox) + "@" + _text(a.host) for a in envelope.from_ or () if a.mailbox), "").lower()
+        return _text(envelope.subject).lower()
+
+    def uids(self, folder: str, criteria: Criteria | None = None) -> list[int]:
+        keys, charset = _search_keys(criteria or Criteria())
+        with self._session() as client:
+            self._select(client, folder, readonly=True)
+            return sorted(client.search(keys, charset=charset), reverse=True)
+
+    # folder management
+
+    def _existing(self, client: IMAPClient, name: str) -> tuple[str, str | None]:
+        validate_folder(name)
+        for found, special_use in self._list(client):
+            if found == name:
+                return found, special_use
+        raise FolderNotFound(f"folder {name!r} does not exist")
+
+    def _user_folder(self, client: IMAPClient, name: str) -> str:
+        found, special_use = self._existing(client, name)
+        if special_use or found in DEFAULT_FOLDERS:
+            raise StoreError(f"{found} is a folder every mailbox has; it cannot be renamed or deleted")
+        return found
+
+    def _free_name(self, client: IMAPClient, name: str) -> str:
+        name = validate_new_folder(name)
+        if name in {found for found, _ in self._list(client)}:
+            raise StoreError(f"a folder named {name} exists already")
+        return name
+
+    def create_folder(self, name: str) -> None:
+        with self._session() as client:
+            name = self._free_name(client, name)
+            try:
+                client.create_folder(name)
+            except IMAPClientError as exc:
+                raise StoreError(f"the mail server did not create {name}: {exc}") from None
+            client.subscribe_folder(name)
+
+    def rename_folder(self, name: str, new_name: str) -> None:
+        with self._session() as client:
+            old = self._user_folder(client, name)
+            new = self._free_name(client, new_name)
+            try:
+                client.rename_folder(old, new)
+            except IMAPClientError as exc:
+                raise StoreError(f"the mail server did not rename {old}: {exc}") from None
+            with suppress(IMAPClientError):
+                client.unsubscribe_folder(old)
+            client.subscribe_folder(new)
+
+    def delete_folder(self, name: str) -> None:
+        with self._session() as client:
+            old = self._user_folder(client, name)
+            if any(found.startswith(f"{old}/") for found, _ in self._list(client)):
+                raise StoreError(f"{old} has subfolders; delete them first")
+            with suppress(IMAPClientError):
+                client.unsubscribe_folder(old)
+            try:
+                client.delete_folder(old)
+            except IMAPClientError as exc:
+                raise StoreError(f"the mail server did not delete {old}: {exc}") from None
+
+    # many messages at once
+
+    def _present(self, client: IMAPClient, uids: list[int]) -> list[int]:
+        wanted = sorted({validate_uid(uid) for uid in uids})
+        if not wanted:
+            return []
+        return sorted(client.search(["UID", ",".join(map(str, wanted))]))
+
+    def set_flags_many(self, folder, uids, *, seen=None, starred=None, add_keywords=(), remove_keywords=()):
+        add = [flag for flag, on in ((SEEN, seen), (FLAGGED, starred)) if on is True]
+        add += [validate_keyword(keyword) for keyword in add_keywords]
+        remove = [flag for flag, on in ((SEEN, seen), (FLAGGED, starred)) if on is False]
+        remove += [validate_keyword(keyword) for keyword in remove_keywords]
+        with self._session() as client:
+            self._select(client, folder, readonly=False)
+            present = self._present(client, uids)
+            if present and add:
+                client.add_flags(present, add, silent=True)
+            if present and remove:
+                client.remove_flags(present, remove, silent=True)
+
+    def move_many(self, folder: str, uids: list[int], target: str) -> None:
+        validate_folder(target)
+        with self._session() as client:
+            self._select(client, folder, readonly=False)
+            present = self._present(client, uids)
+            if not present or target == folder:
+                return
+            try:
+                if client.has_capability("MOVE"):
+                    client.move(present, target)
+                else:
+                    client.copy(present, target)
+                    self._expunge(client, present)
+            except IMAPClientError as exc:
+                raise _error(exc, target) from None
+
+    def delete_many(self, folder: str, uids: list[int]) -> None:
+        with self._session() as client:
+            self._select(client, folder, readonly=False)
+            present = self._present(client, uids)
+            if present:
+                self._expunge(client, present)
+
+    def related(self, folder: str, message_ids: list[str]) -> list[MessageSummary]:
+        ids = [value for value in dict.fromkeys(message_ids) if value and _SAFE_ID.fullmatch(value)][-20:]
+        if not ids:
+            return []
+        terms = [["HEADER", name, value] for value in ids for name in ("Message-ID", "References", "In-Reply-To")]
+        keys = terms[0]
+        for term in terms[1:]:
+            keys = ["OR", keys, term]
+        with self._session() as client:
+            self._select(client, folder, readonly=True)
+            return self._summaries(client, sorted(client.search(keys)))
 
     def fetch(self, folder: str, uid: int) -> StoredMessage:
         validate_uid(uid)
@@ -317,10 +499,11 @@ class ImapStore:
             raise StoreError(f"the message is not in {folder}")
         return max(uids)
 
-    def _expunge(self, client: IMAPClient, uid: int) -> None:
-        client.add_flags([uid], [b"\\Deleted"], silent=True)
+    def _expunge(self, client: IMAPClient, uids: int | list[int]) -> None:
+        uids = [uids] if isinstance(uids, int) else uids
+        client.add_flags(uids, [b"\\Deleted"], silent=True)
         if client.has_capability("UIDPLUS"):
-            client.uid_expunge([uid])  # only this message, not others flagged \Deleted
+            client.uid_expunge(uids)  # only these messages, not others flagged \Deleted
         else:
             client.expunge()
 
@@ -352,12 +535,10 @@ class ImapStore:
             return self._newest_uid(client, folder)
 
     def search(self, folder: str, query: str, *, limit: int = 50) -> list[MessageSummary]:
-        words = query.split()
-        criteria: list = [item for word in words for item in ("TEXT", word)] or ["ALL"]
-        charset = None if query.isascii() else "UTF-8"
+        keys, charset = _search_keys(Criteria(text=query))
         with self._session() as client:
             self._select(client, folder, readonly=True)
-            uids = sorted(client.search(criteria, charset=charset), reverse=True)[:limit]
+            uids = sorted(client.search(keys, charset=charset), reverse=True)[:limit]
             return self._summaries(client, uids)
 
     def remove_keyword_everywhere(self, keyword: str) -> None:
