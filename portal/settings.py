@@ -86,6 +86,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
                 "portal.context_processors.portal",
+                "portal.webmail.frame.webmail",
             ],
         },
     },

@@ -11,7 +11,8 @@ from mailcore.store.factory import store_for
 HEX_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
-def label_create(*, account: Account, name: str, color: str) -> Label:
+def label_create(*, account: Account, name: str, color: str, mailbox: Mailbox | None = None) -> Label:
+    """An account-wide label (the label API), or one of a single mailbox (its webmail)."""
     errors = {}
     if not name.strip():
         errors["name"] = ["name must not be blank"]
@@ -21,13 +22,16 @@ def label_create(*, account: Account, name: str, color: str) -> Label:
         raise ValidationError(errors)
     try:
         with transaction.atomic():
-            return Label.objects.create(account=account, name=name.strip(), color=color.lower())
+            return Label.objects.create(account=account, mailbox=mailbox, name=name.strip(), color=color.lower())
     except IntegrityError:
         raise ValidationError({"name": [f"a label named {name.strip()!r} exists already"]}) from None
 
 
 def label_delete(*, label: Label) -> None:
-    """Delete the label and take its keyword off every message of every mailbox of the account."""
-    for mailbox in Mailbox.objects.filter(account=label.account_id, is_active=True):
+    """Delete the label and take its keyword off every message of every mailbox it could be on."""
+    mailboxes = Mailbox.objects.filter(account=label.account_id, is_active=True)
+    if label.mailbox_id is not None:
+        mailboxes = mailboxes.filter(pk=label.mailbox_id)
+    for mailbox in mailboxes:
         store_for(mailbox).remove_keyword_everywhere(label.keyword)
     label.delete()

@@ -8,11 +8,14 @@ from django.core.exceptions import ValidationError
 
 from mailcore.inbox.connected import mailbox_session_touch
 from mailcore.mailboxes.models import Label, Mailbox
-from mailcore.mailboxes.selectors import label_list
+from mailcore.mailboxes.selectors import labels_for_mailbox
 from mailcore.sanitize import sanitize_mail_html
-from mailcore.store.base import Folder, MessageNotFound, MessageSummary
+from mailcore.store.base import Criteria, Folder, MessageNotFound, MessageSummary, ThreadMember
 from mailcore.store.factory import store_for
-from mailcore.store.reading import Attachment, ReadMessage, attachment_payload, read
+from mailcore.store.reading import Attachment, ReadMessage, attachment_payload, message_ids, read
+
+# Where a conversation's messages are looked for besides the open folder (Junk and Trash are not).
+CONVERSATION_FOLDERS = ("INBOX", "Sent", "Archive")
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class InboxMessage:
 
 
 def _labels_by_keyword(mailbox: Mailbox) -> dict[str, Label]:
-    return {label.keyword: label for label in label_list(account=mailbox.account)}
+    return {label.keyword: label for label in labels_for_mailbox(mailbox=mailbox)}
 
 
 def _label_ids(keywords, labels: dict[str, Label]) -> list[int]:
@@ -58,13 +61,16 @@ def _label_ids(keywords, labels: dict[str, Label]) -> list[int]:
 
 
 def inbox_list(*, mailbox: Mailbox, folder: str = "INBOX", page: int = 1, per_page: int = 50,
-               starred_only: bool = False, unseen_only: bool = False, label_id: int | None = None) -> InboxPage:
+               starred_only: bool = False, unseen_only: bool = False, label_id: int | None = None,
+               criteria: Criteria | None = None, sort: str = "arrival", reverse: bool = True) -> InboxPage:
+    """One page of a folder, sorted and searched by the store's server (IMAP SORT and SEARCH)."""
     labels = _labels_by_keyword(mailbox)
     keyword = None
     if label_id is not None:
         keyword = next((k for k, label in labels.items() if label.pk == label_id), f"$label{label_id}")
     found = store_for(mailbox).list(folder, page=page, per_page=per_page, starred_only=starred_only,
-                                    unseen_only=unseen_only, keyword=keyword)
+                                    unseen_only=unseen_only, keyword=keyword, criteria=criteria, sort=sort,
+                                    reverse=reverse)
     mailbox_session_touch(mailbox=mailbox)
     return InboxPage([InboxSummary(m, _label_ids(m.keywords, labels)) for m in found.messages], found.total,
                      found.page, found.per_page)
@@ -110,7 +116,7 @@ def message_update(
     labels: list[int] | None = None, move_to: str | None = None,
 ) -> dict:
     """Apply flags and labels, then move if asked; returns where the message is now and its state."""
-    account_labels = {label.pk: label for label in label_list(account=mailbox.account)}
+    account_labels = {label.pk: label for label in labels_for_mailbox(mailbox=mailbox)}
     if labels is not None:
         unknown = [label_id for label_id in labels if label_id not in account_labels]
         if unknown:
@@ -136,3 +142,75 @@ def message_update(
         "starred": now.starred,
         "labels": sorted(label.pk for label in account_labels.values() if label.keyword in now.flags),
     }
+
+
+def inbox_uids(*, mailbox: Mailbox, folder: str, criteria: Criteria | None = None) -> list[int]:
+    """Every message matching, for an action on "all matching the search"."""
+    return store_for(mailbox).uids(folder, criteria)
+
+
+def folder_create(*, mailbox: Mailbox, name: str) -> None:
+    store_for(mailbox).create_folder(name)
+
+
+def folder_rename(*, mailbox: Mailbox, name: str, new_name: str) -> None:
+    store_for(mailbox).rename_folder(name, new_name)
+
+
+def folder_delete(*, mailbox: Mailbox, name: str) -> None:
+    """With the messages in it; the default folders stay."""
+    store_for(mailbox).delete_folder(name)
+
+
+def messages_update_many(
+    *, mailbox: Mailbox, folder: str, uids: list[int], seen: bool | None = None, starred: bool | None = None,
+    add_labels: list[int] = (), remove_labels: list[int] = (), move_to: str | None = None, delete: bool = False,
+) -> int:
+    """One action on many messages (the webmail's bulk actions). Delete moves to Trash; in Trash it
+    is permanent. Returns how many messages were asked for."""
+    account_labels = {label.pk: label for label in labels_for_mailbox(mailbox=mailbox)}
+    unknown = [label_id for label_id in [*add_labels, *remove_labels] if label_id not in account_labels]
+    if unknown:
+        raise ValidationError({"labels": [f"no label with id {label_id}" for label_id in unknown]})
+    if not uids:
+        return 0
+    store = store_for(mailbox)
+    add = tuple(account_labels[label_id].keyword for label_id in add_labels)
+    remove = tuple(account_labels[label_id].keyword for label_id in remove_labels)
+    if seen is not None or starred is not None or add or remove:
+        store.set_flags_many(folder, uids, seen=seen, starred=starred, add_keywords=add, remove_keywords=remove)
+    if delete:
+        trash = _folder_with_use(mailbox, "\\Trash")
+        if trash is None or trash == folder:
+            store.delete_many(folder, uids)
+        else:
+            store.move_many(folder, uids, trash)
+    elif move_to and move_to != folder:
+        store.move_many(folder, uids, move_to)
+    return len(uids)
+
+
+def _folder_with_use(mailbox: Mailbox, special_use: str) -> str | None:
+    return next((found.name for found in inbox_folders(mailbox=mailbox) if found.special_use == special_use), None)
+
+
+def inbox_conversation(*, mailbox: Mailbox, folder: str, uid: int) -> list[ThreadMember]:
+    """The message and its conversation, oldest first, from the open folder, the Inbox, Sent and
+    Archive: messages joined through Message-ID, In-Reply-To and References, each found by the
+    store's server. Our own replies (kept in Sent) belong to it."""
+    store = store_for(mailbox)
+    stored = store.fetch(folder, uid)
+    opened = read(stored.raw)
+    ids = message_ids(opened.references) + message_ids(opened.in_reply_to) + message_ids(opened.message_id)
+    members: dict[tuple[str, int], ThreadMember] = {}
+    existing = {found.name for found in store.folders()}
+    for name in dict.fromkeys([folder, *CONVERSATION_FOLDERS]):
+        if name in existing:
+            for summary in store.related(name, ids):
+                members[(name, summary.uid)] = ThreadMember(name, summary)
+    if (folder, uid) not in members:  # a message without a Message-ID is a conversation of one
+        members[(folder, uid)] = ThreadMember(folder, MessageSummary(
+            uid=uid, subject=opened.subject, from_=opened.from_, date=opened.date, seen=stored.seen,
+            starred=stored.starred, has_attachments=opened.has_attachments, size=len(stored.raw)))
+    return sorted(members.values(), key=lambda member: (member.summary.date is None, member.summary.date or 0,
+                                                         member.summary.uid))

@@ -99,13 +99,19 @@ class Label(models.Model):
     """An account's label; on messages it is the IMAP keyword `$label<id>`."""
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="labels")
+    mailbox = models.ForeignKey("Mailbox", on_delete=models.CASCADE, null=True, blank=True, related_name="own_labels",
+                                help_text="Set: a label of this mailbox only (made in its webmail); empty: account-wide.")
     name = models.CharField(max_length=64)
     color = models.CharField(max_length=7)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name", "id"]
-        constraints = [models.UniqueConstraint(fields=["account", "name"], name="label_name_unique_per_account")]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "name"], condition=models.Q(mailbox__isnull=True),
+                                    name="label_name_unique_per_account"),
+            models.UniqueConstraint(fields=["mailbox", "name"], name="label_name_unique_per_mailbox"),
+        ]
 
     @property
     def keyword(self) -> str:

@@ -15,8 +15,23 @@ def mailbox_get_by_address(*, account: Account, address: str) -> Mailbox:
 
 
 def label_list(*, account: Account) -> QuerySet[Label]:
-    return Label.objects.filter(account=account)
+    """The account-wide labels (the label API's)."""
+    return Label.objects.filter(account=account, mailbox__isnull=True)
 
 
 def label_get(*, account: Account, label_id: int) -> Label:
-    return Label.objects.get(account=account, pk=label_id)
+    return Label.objects.get(account=account, mailbox__isnull=True, pk=label_id)
+
+
+def labels_for_mailbox(*, mailbox: Mailbox) -> QuerySet[Label]:
+    """The labels a mailbox's messages can carry: its own (made in its webmail) and, unless the
+    account is a hosting partner whose mailboxes belong to different customers, the account's."""
+    own = Label.objects.filter(mailbox=mailbox)
+    if hasattr(mailbox.account, "partner"):
+        return own
+    return own | Label.objects.filter(account=mailbox.account_id, mailbox__isnull=True)
+
+
+def own_label_get(*, mailbox: Mailbox, label_id: int) -> Label:
+    """A label the mailbox made itself (its webmail may delete only those); else Label.DoesNotExist."""
+    return Label.objects.get(mailbox=mailbox, pk=label_id)

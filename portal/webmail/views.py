@@ -11,7 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from mailcore.errors import DomainError
-from mailcore.inbox.services import inbox_folders, inbox_list, inbox_message
+from mailcore.inbox.services import inbox_folders, inbox_message
 from mailcore.ipnets import client_ip
 from mailcore.store.base import StoreError
 from mailcore.throttle import LoginThrottled
@@ -74,24 +74,6 @@ def _folders(mailbox):
         return inbox_folders(mailbox=mailbox)
     except (StoreError, DomainError):
         return []
-
-
-@require_http_methods(["GET"])
-@owner_required
-def folder(request, mailbox, name: str = "INBOX"):
-    try:
-        page = max(1, min(int(request.GET.get("page", 1)), 1_000_000))
-    except ValueError:
-        page = 1
-    try:
-        listing = inbox_list(mailbox=mailbox, folder=name, page=page, per_page=PER_PAGE)
-    except (StoreError, DomainError) as exc:
-        raise Http404(f"No folder {name}.") from exc
-    pages = max(1, -(-listing.total // PER_PAGE))
-    return render(request, "webmail/folder.html", {
-        "mailbox": mailbox, "folders": _folders(mailbox), "folder": name, "listing": listing,
-        "previous_page": page - 1 if page > 1 else None, "next_page": page + 1 if page < pages else None,
-        "pages": pages})
 
 
 @require_http_methods(["GET"])

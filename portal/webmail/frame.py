@@ -1,0 +1,44 @@
+"""What every webmail page's frame shows (folders with unread counts, the mailbox's labels), read at
+most once per request and only when a template asks: the `webmail` template variable."""
+from functools import cached_property
+
+from mailcore.errors import DomainError
+from mailcore.inbox.services import inbox_folders
+from mailcore.mailboxes.selectors import labels_for_mailbox
+from mailcore.store.base import Folder
+from portal.webmail.access import webmail_session
+
+
+class WebmailFrame:
+    def __init__(self, mailbox):
+        self.mailbox = mailbox
+
+    @cached_property
+    def folders(self) -> list[Folder]:
+        """Empty when the mail server cannot be reached: the page still renders and says so itself."""
+        try:
+            return inbox_folders(mailbox=self.mailbox)
+        except DomainError:
+            return []
+
+    @cached_property
+    def labels(self) -> list:
+        return list(labels_for_mailbox(mailbox=self.mailbox))
+
+    @cached_property
+    def folder_names(self) -> set[str]:
+        return {folder.name for folder in self.folders}
+
+
+def webmail_frame(request) -> WebmailFrame | None:
+    """The signed-in mailbox's frame, cached on the request; None outside a webmail session."""
+    if not hasattr(request, "_webmail_frame"):
+        session = webmail_session(request)
+        request._webmail_frame = WebmailFrame(session.mailbox) if session is not None else None
+    return request._webmail_frame
+
+
+def webmail(request) -> dict:
+    """Template context processor: `webmail`, the frame of the signed-in mailbox. A callable, so
+    nothing (not even the session) is read unless a template uses it."""
+    return {"webmail": lambda: webmail_frame(request)}

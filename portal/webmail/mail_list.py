@@ -1,0 +1,358 @@
+"""The mail list for mailbox owners: a folder's messages paged and sorted by the IMAP server, search
+(from, to, subject, body, dates, attachment, unread, starred, label) done by the server, one action
+on many messages (or on every message matching the search), the owner's folders and labels, and a
+conversation's messages wherever they are filed.
+
+Everything goes through mailcore.inbox.services, the service REST and MCP use. Each page works as a
+plain form without JavaScript; with htmx, the list region is swapped and an aria-live line says what
+happened."""
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from mailcore.errors import DomainError
+from mailcore.inbox.labels import HEX_COLOR, label_create, label_delete
+from mailcore.inbox.services import (
+    folder_create,
+    folder_delete,
+    folder_rename,
+    inbox_conversation,
+    inbox_list,
+    inbox_message,
+    inbox_uids,
+    messages_update_many,
+)
+from mailcore.mailboxes.models import Label
+from mailcore.mailboxes.selectors import own_label_get
+from mailcore.paging import MAX_PAGE
+from mailcore.store.base import SORT_KEYS, Criteria, StoreError, StoreUnavailable
+from portal.webmail.access import owner_required
+from portal.webmail.frame import webmail_frame
+
+PER_PAGE = 50
+SORT_CHOICES = [("arrival", "Received"), ("date", "Date sent"), ("from", "Sender"), ("subject", "Subject"),
+                ("size", "Size")]
+assert {key for key, _ in SORT_CHOICES} == set(SORT_KEYS)
+# What a "select all matching" action may touch at most in one go (a mailbox of 100k messages
+# would otherwise hold one request for minutes); the page says when there were more.
+BULK_LIMIT = 5000
+
+
+class SearchForm(forms.Form):
+    """The list's query: search fields, sort and page. Every field is optional."""
+
+    q = forms.CharField(label="Search", required=False, max_length=200)
+    from_ = forms.CharField(label="From", required=False, max_length=200)
+    to = forms.CharField(label="To or Cc", required=False, max_length=200)
+    subject = forms.CharField(label="Subject", required=False, max_length=200)
+    body = forms.CharField(label="Body", required=False, max_length=200)
+    since = forms.DateField(label="From date", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    before = forms.DateField(label="To date", required=False, widget=forms.DateInput(attrs={"type": "date"}),
+                             help_text="Up to and including this day.")
+    attachment = forms.BooleanField(label="Has attachment", required=False)
+    unread = forms.BooleanField(label="Unread", required=False)
+    starred = forms.BooleanField(label="Starred", required=False)
+    label = forms.TypedChoiceField(label="Label", required=False, coerce=int, empty_value=None)
+    sort = forms.ChoiceField(label="Sort by", choices=SORT_CHOICES, required=False)
+    order = forms.ChoiceField(label="Order", choices=[("desc", "Newest or largest first"),
+                                                      ("asc", "Oldest or smallest first")], required=False)
+    page = forms.IntegerField(min_value=1, max_value=MAX_PAGE, required=False)
+
+    def __init__(self, data, *, labels, **kwargs):
+        super().__init__(data, **kwargs)
+        self.fields["label"].choices = [("", "Any label")] + [(label.pk, label.name) for label in labels]
+
+    def add_prefix(self, field_name):
+        return "from" if field_name == "from_" else super().add_prefix(field_name)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("before") and data["since"] > data["before"]:
+            self.add_error("before", "The end date is before the start date.")
+        for name in ("q", "from_", "to", "subject", "body"):
+            if any(ord(char) < 32 for char in data.get(name) or ""):
+                self.add_error(name, "Search words cannot contain control characters.")
+        return data
+
+    def criteria(self) -> Criteria:
+        data = self.cleaned_data
+        before = data.get("before")
+        keyword = f"$label{data['label']}" if data.get("label") else None
+        return Criteria(text=data.get("q") or "", from_=data.get("from_") or "", to=data.get("to") or "",
+                        subject=data.get("subject") or "", body=data.get("body") or "", since=data.get("since"),
+                        before=before and before.fromordinal(before.toordinal() + 1),
+                        has_attachment=bool(data.get("attachment")), unseen=bool(data.get("unread")),
+                        starred=bool(data.get("starred")), keyword=keyword)
+
+    def query(self, *, page: int | None = None) -> str:
+        """The query string that reopens this list (search and sort), without the page unless given."""
+        data = getattr(self, "cleaned_data", {})
+        pairs = []
+        for name in ("q", "from_", "to", "subject", "body", "since", "before", "label", "sort", "order"):
+            value = data.get(name)
+            if value not in (None, ""):
+                pairs.append(("from" if name == "from_" else name, value))
+        pairs += [(name, "1") for name in ("attachment", "unread", "starred") if data.get(name)]
+        if page and page > 1:
+            pairs.append(("page", page))
+        return urlencode(pairs)
+
+
+def _store_problem(exc: DomainError) -> str:
+    return getattr(exc, "detail", None) or str(exc)
+
+
+def _frame(request, folder: str) -> dict:
+    """The page's share of the frame: the open folder, the folders and labels (read once per request)."""
+    frame = webmail_frame(request)
+    return {"mailbox": frame.mailbox, "folders": frame.folders, "folder": folder, "labels": frame.labels}
+
+
+def _listing_context(request, mailbox, name: str) -> tuple[dict, int]:
+    frame = _frame(request, name)
+    if frame["folders"] and name not in {found.name for found in frame["folders"]}:
+        raise Http404(f"No folder {name}.")
+    form = SearchForm(request.GET or None, labels=frame["labels"])
+    context = {**frame, "form": form, "listing": None, "searching": False, "bulk_limit": BULK_LIMIT,
+               "special_use": next((f.special_use for f in frame["folders"] if f.name == name), None)}
+    if request.GET and not form.is_valid():
+        return context, 400
+    data = getattr(form, "cleaned_data", {})
+    criteria = form.criteria() if data else Criteria()
+    sort, reverse = data.get("sort") or "arrival", data.get("order") != "asc"
+    page = data.get("page") or 1
+    try:
+        listing = inbox_list(mailbox=mailbox, folder=name, page=page, per_page=PER_PAGE, criteria=criteria,
+                             sort=sort, reverse=reverse)
+    except StoreError as exc:
+        context["problem"] = _store_problem(exc)
+        return context, 503 if isinstance(exc, StoreUnavailable) else 400
+    pages = max(1, -(-listing.total // PER_PAGE))
+    context.update({
+        "listing": listing, "searching": not criteria.is_empty, "query": form.query(), "sort": sort,
+        "reverse": reverse, "pages": pages,
+        "previous_query": form.query(page=page - 1) if page > 1 else None,
+        "next_query": form.query(page=page + 1) if page < pages else None,
+        "show_recipient": context["special_use"] in {"\\Sent", "\\Drafts"},
+    })
+    return context, 200
+
+
+@require_http_methods(["GET"])
+@owner_required
+def folder(request, mailbox, name: str = "INBOX"):
+    context, status = _listing_context(request, mailbox, name)
+    template = "webmail/folder.html#mail-list" if request.htmx and not request.htmx.boosted else "webmail/folder.html"
+    return render(request, template, context, status=status)
+
+
+class UidsField(forms.Field):
+    """The selected messages' UIDs (checkboxes named `uids`); the store skips any that are gone."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value):
+        try:
+            uids = [int(item) for item in value or []]
+        except (TypeError, ValueError):
+            raise ValidationError("Message numbers are whole numbers.") from None
+        if any(uid < 1 for uid in uids):
+            raise ValidationError("Message numbers are positive.")
+        return uids
+
+
+class BulkForm(forms.Form):
+    ACTIONS = [("read", "Mark as read"), ("unread", "Mark as unread"), ("star", "Star"), ("unstar", "Remove star"),
+               ("move", "Move to"), ("delete", "Delete"), ("label", "Add label"), ("unlabel", "Remove label")]
+    action = forms.ChoiceField(choices=ACTIONS)
+    uids = UidsField(required=False)
+    all_matching = forms.BooleanField(required=False)
+    target = forms.CharField(required=False, max_length=255)
+    label = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+    query = forms.CharField(required=False, max_length=4000)
+
+    def __init__(self, data, *, labels, folders, **kwargs):
+        super().__init__(data, **kwargs)
+        self.fields["label"].choices = [("", "")] + [(label.pk, label.name) for label in labels]
+        self.folders = folders
+
+    def clean(self):
+        data = super().clean()
+        action = data.get("action")
+        if action == "move" and data.get("target") not in self.folders:
+            self.add_error("target", "Choose the folder to move to.")
+        if action in {"label", "unlabel"} and not data.get("label"):
+            self.add_error("label", "Choose a label.")
+        if not data.get("uids") and not data.get("all_matching"):
+            raise ValidationError("Select at least one message.")
+        return data
+
+
+DONE = {"read": "marked as read", "unread": "marked as unread", "star": "starred", "unstar": "unstarred",
+        "move": "moved to {target}", "delete": "deleted", "label": "labelled {label}", "unlabel": "unlabelled {label}"}
+
+
+@require_POST
+@owner_required
+def bulk(request, mailbox, name: str):
+    """One action on the selected messages, or on every message matching the search (`all_matching`
+    with the list's query): mark, star, move, delete, label."""
+    frame = _frame(request, name)
+    folders = {found.name for found in frame["folders"]}
+    if name not in folders:
+        raise Http404(f"No folder {name}.")
+    form = BulkForm(request.POST, labels=frame["labels"], folders=folders)
+    back = f"{reverse('webmail:folder', args=[name])}?{request.POST.get('query', '')}".rstrip("?")
+    if not form.is_valid():
+        problem = " ".join(error for errors in form.errors.values() for error in errors)
+        return _bulk_answer(request, mailbox, name, back, problem, ok=False)
+    data = form.cleaned_data
+    uids = data["uids"]
+    more = False
+    if data["all_matching"]:
+        search = SearchForm(QueryDict(data["query"]), labels=frame["labels"])
+        if not search.is_valid():
+            return _bulk_answer(request, mailbox, name, back, "The search could not be read again.", ok=False)
+        uids = inbox_uids(mailbox=mailbox, folder=name, criteria=search.criteria())
+        more, uids = len(uids) > BULK_LIMIT, uids[:BULK_LIMIT]
+    action = data["action"]
+    label = next((item for item in frame["labels"] if item.pk == data.get("label")), None)
+    try:
+        count = messages_update_many(
+            mailbox=mailbox, folder=name, uids=uids,
+            seen={"read": True, "unread": False}.get(action), starred={"star": True, "unstar": False}.get(action),
+            add_labels=[label.pk] if action == "label" else [], remove_labels=[label.pk] if action == "unlabel" else [],
+            move_to=data["target"] if action == "move" else None, delete=action == "delete")
+    except (StoreError, DomainError, ValidationError) as exc:
+        return _bulk_answer(request, mailbox, name, back, f"Nothing was changed: {_store_problem(exc)}", ok=False)
+    what = DONE[action].format(target=data.get("target"), label=label.name if label else "")
+    text = f"{count} message{'s' if count != 1 else ''} {what}."
+    if more:
+        text += f" Only the first {BULK_LIMIT} were changed; run it again for the rest."
+    return _bulk_answer(request, mailbox, name, back, text, ok=True)
+
+
+def _bulk_answer(request, mailbox, name: str, back: str, text: str, *, ok: bool):
+    """Without JavaScript: back to the list with the outcome as a message. With htmx: the list
+    region again, with the outcome in its aria-live status line."""
+    if request.htmx:
+        request.GET = QueryDict(request.POST.get("query", ""))
+        context, status = _listing_context(request, mailbox, name)
+        context["outcome"], context["outcome_ok"] = text, ok
+        return render(request, "webmail/folder.html#mail-list", context, status=200 if ok else 422)
+    (messages.success if ok else messages.error)(request, text)
+    return redirect(back)
+
+
+class FolderForm(forms.Form):
+    name = forms.CharField(label="Folder name", max_length=200,
+                           help_text='Use "/" for a folder inside another, e.g. Projects/2026.')
+
+
+@require_http_methods(["GET", "POST"])
+@owner_required
+def folders(request, mailbox):
+    """The owner's folders: create, rename, delete (the default folders stay)."""
+    frame = _frame(request, "")
+    problem = None
+    status = 200
+    create_form = FolderForm(prefix="create")
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "create":
+                create_form = FolderForm(request.POST, prefix="create")
+                if create_form.is_valid():
+                    folder_create(mailbox=mailbox, name=create_form.cleaned_data["name"])
+                    messages.success(request, f"Folder {create_form.cleaned_data['name'].strip()} created.")
+                    return redirect("webmail:folders")
+            elif action == "rename":
+                folder_rename(mailbox=mailbox, name=request.POST.get("name", ""),
+                              new_name=request.POST.get("new_name", ""))
+                messages.success(request, f"Folder renamed to {request.POST.get('new_name', '').strip()}.")
+                return redirect("webmail:folders")
+            elif action == "delete":
+                if request.POST.get("confirm") != "yes":
+                    return render(request, "webmail/folder_delete.html", {**frame, "target": request.POST.get("name")})
+                folder_delete(mailbox=mailbox, name=request.POST.get("name", ""))
+                messages.success(request, f"Folder {request.POST.get('name')} deleted.")
+                return redirect("webmail:folders")
+            else:
+                problem = "Unknown action."
+        except (StoreError, DomainError) as exc:
+            problem = _store_problem(exc)
+        status = 422
+    return render(request, "webmail/folders.html", {**frame, "create_form": create_form, "problem": problem},
+                  status=status)
+
+
+class LabelForm(forms.Form):
+    name = forms.CharField(label="Label name", max_length=64)
+    color = forms.CharField(label="Colour", max_length=7, initial="#1a73e8",
+                            widget=forms.TextInput(attrs={"type": "color"}))
+
+    def clean_color(self):
+        color = self.cleaned_data["color"]
+        if not HEX_COLOR.match(color):
+            raise ValidationError("Give a colour such as #1a73e8.")
+        return color
+
+
+@require_http_methods(["GET", "POST"])
+@owner_required
+def labels(request, mailbox):
+    """The mailbox's own labels (and, on an account's own mailboxes, the account's from the label API)."""
+    form = LabelForm(prefix="label")
+    status = 200
+    if request.method == "POST":
+        if request.POST.get("action") == "delete":
+            try:
+                label = own_label_get(mailbox=mailbox, label_id=int(request.POST.get("label", "")))
+            except (ValueError, Label.DoesNotExist):
+                raise Http404("No such label.") from None
+            label_delete(label=label)
+            messages.success(request, f"Label {label.name} deleted.")
+            return redirect("webmail:labels")
+        form = LabelForm(request.POST, prefix="label")
+        if form.is_valid():
+            try:
+                label_create(account=mailbox.account, mailbox=mailbox, name=form.cleaned_data["name"],
+                             color=form.cleaned_data["color"])
+            except ValidationError as exc:
+                for field, errors in exc.message_dict.items():
+                    form.add_error(field if field in form.fields else None, errors)
+            else:
+                messages.success(request, f"Label {form.cleaned_data['name'].strip()} created.")
+                return redirect("webmail:labels")
+        status = 422
+    return render(request, "webmail/labels.html", {**_frame(request, ""), "form": form}, status=status)
+
+
+@require_http_methods(["GET"])
+@owner_required
+def conversation(request, mailbox, name: str, uid: int):
+    """A message with the rest of its conversation (replies joined through Message-ID and
+    References, our own replies from Sent included), oldest first; the opened one is expanded."""
+    try:
+        members = inbox_conversation(mailbox=mailbox, folder=name, uid=uid)
+    except (StoreError, DomainError) as exc:
+        raise Http404("No such message.") from exc
+    shown = []
+    for member in members:
+        opened = member.folder == name and member.summary.uid == uid
+        body = None
+        if opened or member is members[-1]:
+            try:
+                body = inbox_message(mailbox=mailbox, folder=member.folder, uid=member.summary.uid)
+            except (StoreError, DomainError):
+                body = None
+        shown.append({"member": member, "opened": opened, "body": body})
+    subject = next((item["member"].summary.subject for item in shown if item["opened"]), "")
+    return render(request, "webmail/conversation.html", {**_frame(request, name), "shown": shown,
+                                                         "subject": subject, "opened_uid": uid})
