@@ -1,7 +1,9 @@
 """The webmail's mail list as its owner uses it: sorting and paging, search done by the store's
 server, bulk actions on a selection or on everything matching, folders and labels, conversations;
-without JavaScript (plain forms and redirects) and with htmx (the list region comes back)."""
+without JavaScript (plain forms and redirects) and with htmx (the list region comes back). Every test
+runs twice: on the embedded store and on the real Dovecot (through the master user, as in production)."""
 import re
+import uuid
 
 import pytest
 
@@ -10,13 +12,23 @@ from mailcore.mailboxes.models import Label
 from mailcore.store.factory import store_for
 from testkit.factories import make_mailbox, make_message
 
-pytestmark = pytest.mark.django_db
 PASSWORD = "mailbox-password-1"
 
 
-@pytest.fixture
-def owner(alice):
-    mailbox = make_mailbox(alice.account, "ann@example.test", password=PASSWORD)
+@pytest.fixture(params=[
+    pytest.param("embedded", marks=pytest.mark.django_db),
+    pytest.param("imap", marks=pytest.mark.django_db(transaction=True)),
+])
+def owner(request, settings, plans, alice):
+    """The signed-in mailbox, on the store named by the parameter. On Dovecot a mailbox's mail
+    outlives the test database, so each test gets a domain of its own."""
+    if request.param == "imap":
+        request.getfixturevalue("imap_settings")
+        domain = f"d{uuid.uuid4().hex[:10]}.test"
+    else:
+        settings.MAIL_STORE = "embedded"
+        domain = "example.test"
+    mailbox = make_mailbox(alice.account, f"ann@{domain}", password=PASSWORD)
     store_for(mailbox).ensure_folders()
     return mailbox
 
@@ -161,13 +173,13 @@ def test_labels_are_made_applied_filtered_and_deleted(signed_in, owner):
         not m.keywords for m in store_for(owner).list("INBOX").messages)
 
 
-def test_a_partners_labels_stay_with_each_mailbox(client, alice, owner):
+def test_a_partners_labels_stay_with_each_mailbox(client, owner, alice):
     """On a hosting partner's account the mailboxes belong to different customers: each webmail
     sees only its own labels, never the partner's or another customer's."""
     from mailcore.partners.services import hosting_partner_enable
 
     hosting_partner_enable(account=alice.account, status="active")
-    other = make_mailbox(alice.account, "bob@example.test", password=PASSWORD)
+    other = make_mailbox(alice.account, f"bob@{owner.domain.name}", password=PASSWORD)
     label_create(account=alice.account, name="Partner internal", color="#ff0000")
     label_create(account=alice.account, mailbox=other, name="Bob private", color="#00ff00")
     client.post("/webmail/", {"address": owner.address, "password": PASSWORD})
