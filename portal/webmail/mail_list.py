@@ -52,9 +52,9 @@ class SearchForm(forms.Form):
     to = forms.CharField(label="To or Cc", required=False, max_length=200)
     subject = forms.CharField(label="Subject", required=False, max_length=200)
     body = forms.CharField(label="Body", required=False, max_length=200)
-    since = forms.DateField(label="From date", required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    before = forms.DateField(label="To date", required=False, widget=forms.DateInput(attrs={"type": "date"}),
-                             help_text="Up to and including this day.")
+    since = forms.DateField(label="Received on or after", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    before = forms.DateField(label="Received on or before", required=False,
+                             widget=forms.DateInput(attrs={"type": "date"}))
     attachment = forms.BooleanField(label="Has attachment", required=False)
     unread = forms.BooleanField(label="Unread", required=False)
     starred = forms.BooleanField(label="Starred", required=False)
