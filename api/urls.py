@@ -1,6 +1,8 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
+from api import internal
+from api.hosting import webmail as hosting_webmail
 from api.hosting.payg import PartnerPayoutsApi
 from api.mcp.views import McpApi
 from api.views import (
@@ -51,7 +53,13 @@ urlpatterns = [
          name="webhook-delivery-replay"),
     path("mcp", McpApi.as_view(), name="mcp"),
     path("billing/webhooks/<str:provider>", billing_webhooks.provider_webhook, name="billing-webhook"),
+    path("v1/hosting/webmail/branding", hosting_webmail.WebmailBrandingApi.as_view(), name="webmail-branding"),
+    path("v1/hosting/webmail/branding/logo", hosting_webmail.WebmailLogoApi.as_view(), name="webmail-logo"),
+    path("v1/hosting/webmail/domain", hosting_webmail.WebmailDomainApi.as_view(), name="webmail-domain"),
+    path("v1/hosting/webmail/domain/check", hosting_webmail.WebmailDomainCheckApi.as_view(),
+         name="webmail-domain-check"),
     path("v1/hosting/", include("api.hosting.urls")),
+    path("internal/tls/allowed", internal.tls_allowed_view, name="internal-tls-allowed"),
     path("partners/me/payouts", PartnerPayoutsApi.as_view(), name="partner-payouts"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),

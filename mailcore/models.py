@@ -13,7 +13,8 @@ from mailcore.outbound.models import OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.webmail.models import (
-    MailFilter, RemoteImageSender, VacationReply, WebmailBrand, WebmailHostname, WebmailSession,
+    MailFilter, RemoteImageSender, SieveScript, VacationAnswer, VacationReply, WebmailBrand, WebmailHostname,
+    WebmailSession,
 )
 
 __all__ = [
@@ -46,6 +47,8 @@ __all__ = [
     "WebmailSession",
     "MailFilter",
     "RemoteImageSender",
+    "SieveScript",
+    "VacationAnswer",
     "VacationReply",
     "WebmailBrand",
     "WebmailHostname",

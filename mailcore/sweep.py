@@ -25,6 +25,7 @@ JOBS = [
     Job("dispatch-due-mail", "mailcore.sending.dispatch:outbound_dispatch_due", 1),
     Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1),
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
+    Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),
     Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),
     Job("purge-expired-session-tokens", "mailcore.apikeys.sessions:session_tokens_purge_expired", 3600),
 ]

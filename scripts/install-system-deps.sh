@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # System packages the test suite starts natively: Dovecot (IMAP, LMTP, PostgreSQL and SQLite
-# auth), the same server docker/dovecot/ configures for production, and Chromium for the
-# browser journeys in e2e/ (Playwright drives Debian's build; it never downloads one).
+# auth, Pigeonhole Sieve for owners' filters and vacation replies), the same server docker/dovecot/
+# configures for production, Chromium for the browser journeys in e2e/ (Playwright drives
+# Debian's build; it never downloads one), and Caddy, which runs docker/caddy/Caddyfile in a test.
 # Idempotent: installs only what is missing. Needs root (CI runs as root); prints what to run otherwise.
 set -euo pipefail
 
-packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite chromium)
+packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite dovecot-sieve chromium caddy)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

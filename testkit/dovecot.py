@@ -1,12 +1,16 @@
 """A real Dovecot for the tests: docker/dovecot/mailwell.conf (the production service) started
-once per session on free loopback ports, reading mailboxes from the test database.
+once per session on free loopback ports, reading mailboxes (and owners' Sieve scripts) from the
+test database.
 
-Only instance values are written here (paths, ports, the SQL connection, the master user's
-passwd-file); the service itself is the shared file. Dovecot reads mailboxes through its own
-database connection, so tests that use it are transactional (`imap_settings` asks for that;
-mark the test `@pytest.mark.django_db(transaction=True)` too so pytest-django orders it after
-the rollback tests) and take the `plans` fixture, because the flush after each transactional
-test deletes the plans data migration 0002 made.
+Only instance values are written here (paths, ports, the SQL connection, the Sieve dict's
+connection, the master user's passwd-file, `submission_host`); the service itself is the shared
+file. Mail Dovecot sends itself (vacation replies) goes to an SMTP sink on loopback started with
+it: `dovecot.submitted.messages` (shared by the session: look at the messages a test added).
+
+Dovecot reads mailboxes through its own database connection, so tests that use it are
+transactional (`imap_settings` asks for that; mark the test `@pytest.mark.django_db(transaction=True)`
+too so pytest-django orders it after the rollback tests) and take the `plans` fixture, because the
+flush after each transactional test deletes the plans data migration 0002 made.
 """
 import os
 import secrets
@@ -30,11 +34,13 @@ from mailcore.accounts.models import Account, Plan
 from mailcore.domains.services import domain_create
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.services import mailbox_create
+from testkit.smtp_sink import SinkHandler, smtp_sink
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "docker" / "dovecot"
 START_TIMEOUT_SECONDS = 15
 STOP_TIMEOUT_SECONDS = 15
 INSTALL_HINT = "run `make test`, which installs it (scripts/install-system-deps.sh)"
+SIEVE_PLUGIN = Path("/usr/lib/dovecot/modules/lib90_sieve_plugin.so")
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,8 @@ class Dovecot:
     master_user: str
     master_password: str
     directory: Path
+    submission_port: int = 0
+    submitted: SinkHandler | None = None  # what Dovecot sent through submission_host
 
     @property
     def log_path(self) -> Path:
@@ -58,6 +66,8 @@ def _dovecot_binary() -> str:
     found = shutil.which("dovecot") or shutil.which("dovecot", path="/usr/sbin:/usr/local/sbin")
     if not found:
         pytest.fail(f"Dovecot is not installed: {INSTALL_HINT}.", pytrace=False)
+    if not SIEVE_PLUGIN.exists():
+        pytest.fail(f"Dovecot's Sieve plugin (dovecot-sieve) is not installed: {INSTALL_HINT}.", pytrace=False)
     if os.geteuid() != 0:
         pytest.fail("The test Dovecot must be started as root: it serves mail as the `mail` user.", pytrace=False)
     return found
@@ -105,7 +115,8 @@ def _master_users(user: str, password: str) -> str:
     return result.stdout
 
 
-def _instance_config(directory: Path, imap_port: int, lmtp_port: int, sql_file: Path) -> str:
+def _instance_config(directory: Path, imap_port: int, lmtp_port: int, sql_file: Path, driver: str,
+                     dict_file: Path, submission_port: int) -> str:
     return f"""# One test run's Dovecot: instance values only; the service is the shared file.
 !include {CONFIG_DIR / "mailwell.conf"}
 
@@ -149,6 +160,15 @@ userdb {{
   driver = sql
   args = {sql_file}
 }}
+dict {{
+  sieve = {driver}:{dict_file}
+}}
+# The dict process reads the test database as root: pytest's SQLite file sits in a private
+# temporary directory (production's dict reads PostgreSQL as the dovecot user).
+service dict {{
+  user = root
+}}
+submission_host = 127.0.0.1:{submission_port}
 """
 
 
@@ -199,14 +219,16 @@ def _stop(process: subprocess.Popen) -> None:
         time.sleep(0.02)
 
 
-def start_dovecot(master_user: str) -> tuple[Dovecot, subprocess.Popen]:
+def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: SinkHandler | None = None
+                  ) -> tuple[Dovecot, subprocess.Popen]:
     binary = _dovecot_binary()
     driver, connect = _sql_connection()
     directory = Path(tempfile.mkdtemp(prefix="mailwell-dovecot-"))
     directory.chmod(0o755)  # the `mail` user walks through it to the mail directory
     (directory / "mail").mkdir()
     shutil.chown(directory / "mail", "mail", "mail")
-    instance = Dovecot("127.0.0.1", _free_port(), _free_port(), master_user, secrets.token_urlsafe(24), directory)
+    instance = Dovecot("127.0.0.1", _free_port(), _free_port(), master_user, secrets.token_urlsafe(24), directory,
+                       submission_port, submitted)
 
     master_users = directory / "master-users"
     master_users.write_text(_master_users(instance.master_user, instance.master_password))
@@ -217,8 +239,12 @@ def start_dovecot(master_user: str) -> tuple[Dovecot, subprocess.Popen]:
         f"driver = {driver}\nconnect = {connect}\n!include {CONFIG_DIR / 'dovecot-sql-queries.conf.ext'}\n"
     )
     sql_file.chmod(0o600)
+    dict_file = directory / "dovecot-dict-sieve.conf.ext"
+    dict_file.write_text(f"connect = {connect}\n!include {CONFIG_DIR / 'dovecot-dict-sieve-maps.conf.ext'}\n")
+    dict_file.chmod(0o600)
     config = directory / "dovecot.conf"
-    config.write_text(_instance_config(directory, instance.imap_port, instance.lmtp_port, sql_file))
+    config.write_text(_instance_config(directory, instance.imap_port, instance.lmtp_port, sql_file, driver,
+                                       dict_file, submission_port))
 
     with open(directory / "stderr.log", "wb") as stderr:
         process = subprocess.Popen(
@@ -265,12 +291,14 @@ def restore_plans() -> None:
 
 @pytest.fixture(scope="session")
 def dovecot(django_db_setup) -> Iterator[Dovecot]:
-    instance, process = start_dovecot(settings.DOVECOT_MASTER_USER)
-    try:
-        yield instance
-    finally:
-        _stop(process)
-        shutil.rmtree(instance.directory, ignore_errors=True)
+    with smtp_sink() as (submission_port, submitted):
+        instance, process = start_dovecot(settings.DOVECOT_MASTER_USER, submission_port=submission_port,
+                                          submitted=submitted)
+        try:
+            yield instance
+        finally:
+            _stop(process)
+            shutil.rmtree(instance.directory, ignore_errors=True)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record
 from mailcore.store.base import DeliveryRefused, QuotaExceeded, StoreError, with_headers
 from mailcore.store.factory import store_for
 from mailcore.timefmt import iso
+from mailcore.webmail.delivery_rules import filters_apply, filters_run_here, vacation_answered, vacation_reply_for
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,8 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *, plan: DeliveryPla
                 return DeliveryResult(recipient, stored.reply, mailbox.address)
             log.warning("%s forwarded but no copy kept in %s: %s", message_id, mailbox.address, stored.reply)
             stored = None
+    if stored and stored.uid is not None and filters_run_here(mailbox):
+        _owner_rules(mailbox, with_headers(raw, added), envelope_from, stored.uid)
 
     _announce(mailbox, summary, message_id, stored, forwarded, _feedback(mailbox, raw, message.content_type or None, trace))
     log.info("delivered %s for %s: stored=%s forwarded=%s", message_id, recipient, bool(stored), forwarded or "-")
@@ -142,6 +145,23 @@ def _store(mailbox: Mailbox, raw: bytes, envelope_from: str) -> _Stored | Reject
         log.warning("store refused mail for %s: %s", mailbox.address, error)
         return STORE_UNAVAILABLE
     return _with_usage(mailbox, delivered.uid, delivered.size)
+
+
+def _owner_rules(mailbox: Mailbox, raw: bytes, envelope_from: str, uid: int) -> None:
+    """The owner's vacation reply and filters where the store does not run them (the embedded store;
+    Dovecot's Pigeonhole runs the same rows as Sieve). The message is stored: nothing here fails it."""
+    try:
+        outgoing = vacation_reply_for(mailbox=mailbox, raw=raw, envelope_from=envelope_from)
+        if outgoing is not None:
+            [outcome] = relay("", [outgoing.recipient], outgoing.raw, local=deliver_if_hosted)
+            if outcome.accepted:
+                vacation_answered(outgoing=outgoing)
+            else:
+                log.warning("vacation reply of %s to %s not sent: %s", mailbox.address, outgoing.recipient,
+                            outcome.reply)
+        filters_apply(mailbox=mailbox, uid=uid, raw=raw)
+    except Exception:  # the copy is safe in the Inbox; a filter or reply must never lose it
+        log.exception("filters or vacation reply of %s not applied", mailbox.address)
 
 
 def _with_usage(mailbox: Mailbox, uid: int | None, size: int) -> _Stored:

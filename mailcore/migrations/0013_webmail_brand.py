@@ -38,6 +38,7 @@ class Migration(migrations.Migration):
                 ('last_checked_at', models.DateTimeField(blank=True, null=True)),
                 ('next_check_at', models.DateTimeField(blank=True, null=True)),
                 ('check_problem', models.CharField(blank=True, help_text='Why it is not verified yet, in words.', max_length=300)),
+                ('pending_since', models.DateTimeField(blank=True, help_text='Unverified since (claimed, or lost its DNS); checks stop a week on.', null=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('partner', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='webmail_hostname', to='mailcore.hostingpartner')),
             ],

@@ -14,6 +14,9 @@ from mailcore.sending import tracking
 
 # RFC 2045: type "/" subtype, each a token (no spaces, controls or tspecials).
 _MIME_TYPE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+/[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# RFC 5322 msg-id as mail clients write it: "<" id-left "@" id-right ">", printable, no spaces.
+MSG_ID = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
+MAX_REFERENCES_LENGTH = 4000
 _HREF = re.compile(r"""(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?://[^"']+)\2""", re.IGNORECASE)
 
 
@@ -31,6 +34,21 @@ def header_problem(value: str) -> str | None:
 def mime_type_problem(value: str) -> str | None:
     """Why a value is not a MIME type such as application/pdf, or None."""
     return None if _MIME_TYPE.fullmatch(value) else f"{value!r} is not a MIME type such as application/pdf"
+
+
+def message_ids_problem(value: str, *, single: bool) -> str | None:
+    """Why a value is not one msg-id such as <a1@example.com> (single) or a space-separated chain of
+    them (References), or None."""
+    if problem := header_problem(value):
+        return problem
+    ids = value.split()
+    if single and len(ids) != 1:
+        return "must be one message id such as <a1b2@example.com>"
+    if len(value) > MAX_REFERENCES_LENGTH:
+        return f"must be at most {MAX_REFERENCES_LENGTH} characters"
+    if bad := next((found for found in ids if not MSG_ID.fullmatch(found)), None):
+        return f"{bad!r} is not a message id such as <a1b2@example.com>"
+    return None
 
 
 def html_to_text(body_html: str) -> str:
@@ -71,6 +89,10 @@ def build_message(*, mailbox: Mailbox, payload: dict, message_id: str, rfc_messa
     message["Subject"] = payload.get("subject", "")
     message["Date"] = format_datetime(timezone.now())
     message["Message-ID"] = rfc_message_id
+    if payload.get("in_reply_to"):
+        message["In-Reply-To"] = payload["in_reply_to"]
+    if payload.get("references"):
+        message["References"] = payload["references"]
     message["MIME-Version"] = "1.0"
     body_html, body_text = payload.get("body_html", ""), payload.get("body_text", "")
     if body_html and not body_text:

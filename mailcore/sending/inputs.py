@@ -29,6 +29,10 @@ class SendRequest:
     unsend_window: int | None = None
     attachments: list[AttachmentRequest] = field(default_factory=list)
     sandbox: bool = False
+    # Threading (RFC 5322 3.6.4): the Message-ID replied to, and the conversation's chain of ids.
+    # Webmail compose sets them; the REST and MCP inputs do not take them.
+    in_reply_to: str = ""
+    references: str = ""
 
     @classmethod
     def from_data(cls, data: Mapping) -> "SendRequest":

@@ -16,7 +16,7 @@ from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import Account, User
 from mailcore.domains.names import InvalidHostname, address_to_ascii
 from mailcore.mailboxes.models import Mailbox
-from mailcore.sending.compose import header_problem, mime_type_problem
+from mailcore.sending.compose import header_problem, message_ids_problem, mime_type_problem
 from mailcore.sending.inputs import AttachmentRequest, SendRequest
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.quota import quota_release, quota_reserve
@@ -123,6 +123,11 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
         errors.setdefault("body_html", []).append("give body_html, body_text or template_id")
 
     attachments = _attachments(request.attachments, plan.attachment_max_mb, errors)
+    in_reply_to, references = request.in_reply_to.strip(), " ".join(request.references.split())
+    if in_reply_to and (problem := message_ids_problem(in_reply_to, single=True)):
+        errors.setdefault("in_reply_to", []).append(problem)
+    if references and (problem := message_ids_problem(references, single=False)):
+        errors.setdefault("references", []).append(problem)
 
     now = timezone.now()
     scheduled_at, window = request.scheduled_at, request.unsend_window
@@ -141,6 +146,10 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
     payload = {"to": to, "cc": cc, "bcc": bcc, "reply_to": reply_to[0] if reply_to else "",
                "subject": subject or "", "body_html": body_html, "body_text": body_text,
                "attachments": attachments, "pending": to + cc + bcc}
+    if in_reply_to:  # only when given: a payload without threading stays as it always was
+        payload["in_reply_to"] = in_reply_to
+    if references:
+        payload["references"] = references
     with transaction.atomic():
         if not sandbox and mailbox.is_managed:
             quota_reserve(mailbox=mailbox, at=due_at)

@@ -3,6 +3,7 @@ hash Dovecot verifies), throttled per address and per client IP. A disabled mail
 the reason its owner can act on; a mailbox downgraded to Free works on Free limits."""
 from datetime import timedelta
 
+from django.db.models import Q
 from django.utils import timezone
 
 from mailcore.credentials import credential_new, digest_matches, prefix_of
@@ -40,15 +41,22 @@ def _why_disabled(mailbox: Mailbox) -> str:
     return "This mailbox is switched off. Ask whoever gave it to you."
 
 
+def _belongs_to_partner(mailbox: Mailbox, partner_id: int) -> bool:
+    """A mailbox of one of the partner's clients: a partner mailbox of it, or on a client's domain."""
+    return Mailbox.objects.filter(pk=mailbox.pk).filter(
+        Q(partner_mailbox__partner_id=partner_id) | Q(domain__client__partner_id=partner_id)).exists()
+
+
 def webmail_login(*, address: str, password: str, client_ip: str, remember: bool = False,
-                  allowed_accounts: set[int] | None = None) -> tuple[WebmailSession, str]:
-    """Check the mailbox password and open a session; `allowed_accounts` limits who may sign in
-    (a partner's own hostname takes only its clients' mailboxes). Returns the row and the raw token."""
+                  partner_id: int | None = None) -> tuple[WebmailSession, str]:
+    """Check the mailbox password and open a session. `partner_id` (a partner's own webmail
+    hostname) admits only the mailboxes of that partner's clients; anyone else gets the same answer
+    as a wrong password. Returns the row and the raw token."""
     keys = throttle_keys("webmail", address, client_ip)
     throttle_check(keys)
     mailbox = Mailbox.objects.filter(address__iexact=address.strip(), kind=Mailbox.Kind.MANAGED).first()
     ok = mailbox is not None and mailbox_password_verify(password, mailbox.password_hash)
-    if not ok or (allowed_accounts is not None and mailbox.account_id not in allowed_accounts):
+    if not ok or (partner_id is not None and not _belongs_to_partner(mailbox, partner_id)):
         throttle_count_failure(keys)
         raise WebmailLoginRefused(WRONG)
     if not mailbox.is_active:
@@ -60,15 +68,18 @@ def webmail_login(*, address: str, password: str, client_ip: str, remember: bool
     return session, credential.raw
 
 
-def webmail_session_for(raw: str | None) -> WebmailSession | None:
-    """The live session a cookie names, with its mailbox; None when unknown, ended, expired, or
-    the mailbox has been switched off since."""
+def webmail_session_for(raw: str | None, *, partner_id: int | None = None) -> WebmailSession | None:
+    """The live session a cookie names, with its mailbox; None when unknown, ended, expired, the
+    mailbox has been switched off since, or (with `partner_id`, on a partner's hostname) the mailbox
+    is not one of that partner's clients'."""
     prefix = prefix_of(raw or "", KIND)
     if prefix is None:
         return None
     session = WebmailSession.objects.select_related("mailbox__domain").filter(token_prefix=prefix).first()
     if (session is None or not digest_matches(raw, session.token_digest) or session.ended_at is not None
             or session.expires_at <= timezone.now() or not session.mailbox.is_active):
+        return None
+    if partner_id is not None and not _belongs_to_partner(session.mailbox, partner_id):
         return None
     return session
 

@@ -16,6 +16,7 @@ SECTIONS = [
     Section("Domains", "portal:domains", partner_only=True),
     Section("Clients", "portal:clients", partner_only=True),
     Section("Mailboxes", "portal:mailboxes", partner_only=True),
+    Section("Webmail branding", "portal:branding", partner_only=True),
     Section("Webhooks", "portal:webhooks"),
     Section("Billing", "portal:billing"),
     Section("Earnings", "portal:earnings", partner_only=True),

@@ -3,34 +3,20 @@ server, bulk actions on a selection or on everything matching, folders and label
 without JavaScript (plain forms and redirects) and with htmx (the list region comes back). Every test
 runs twice: on the embedded store and on the real Dovecot (through the master user, as in production)."""
 import re
-import uuid
 
 import pytest
 
 from mailcore.inbox.labels import label_create
 from mailcore.mailboxes.models import Label
 from mailcore.store.factory import store_for
+from portal.tests.conftest import WEBMAIL_PASSWORD as PASSWORD
 from testkit.factories import make_mailbox, make_message
 
-PASSWORD = "mailbox-password-1"
 
 
-@pytest.fixture(params=[
-    pytest.param("embedded", marks=pytest.mark.django_db),
-    pytest.param("imap", marks=pytest.mark.django_db(transaction=True)),
-])
-def owner(request, settings, plans, alice):
-    """The signed-in mailbox, on the store named by the parameter. On Dovecot a mailbox's mail
-    outlives the test database, so each test gets a domain of its own."""
-    if request.param == "imap":
-        request.getfixturevalue("imap_settings")
-        domain = f"d{uuid.uuid4().hex[:10]}.test"
-    else:
-        settings.MAIL_STORE = "embedded"
-        domain = "example.test"
-    mailbox = make_mailbox(alice.account, f"ann@{domain}", password=PASSWORD)
-    store_for(mailbox).ensure_folders()
-    return mailbox
+@pytest.fixture
+def owner(webmail_owner):
+    return webmail_owner
 
 
 @pytest.fixture
@@ -237,3 +223,14 @@ def test_another_mailboxes_owner_cannot_reach_these_pages_signed_out(client, own
         response = client.get(path)
         assert response.status_code == 302 and response["Location"].startswith("/webmail/?next=")
     assert client.post("/webmail/bulk/INBOX/", {"action": "read", "uids": [1]}).status_code == 302
+
+
+def test_drafts_open_in_compose_and_messages_on_their_page(signed_in, owner):
+    store = store_for(owner)
+    draft = store.append("Drafts", make_message("Half written", sender=owner.address, to="amy@elsewhere.test"),
+                         flags=("\\Draft",))
+    deliver(owner, "Arrived")
+    inbox_uid = store.list("INBOX").messages[0].uid
+
+    assert f'href="/webmail/compose/drafts/{draft}/" data-open' in signed_in.get("/webmail/folders/Drafts/").content.decode()
+    assert f'href="/webmail/folders/INBOX/messages/{inbox_uid}/" data-open' in signed_in.get("/webmail/inbox/").content.decode()

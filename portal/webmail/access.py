@@ -7,13 +7,15 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from mailcore.webmail.sessions import REMEMBER, WebmailSession, webmail_session_for
+from portal.webmail.host import request_partner_id
 
 COOKIE = "mw_webmail"
 
 
 def webmail_session(request) -> WebmailSession | None:
     if not hasattr(request, "_webmail_session"):
-        request._webmail_session = webmail_session_for(request.COOKIES.get(COOKIE))
+        request._webmail_session = webmail_session_for(request.COOKIES.get(COOKIE),
+                                                       partner_id=request_partner_id(request))
     return request._webmail_session
 
 

@@ -24,7 +24,6 @@ from mailcore.inbox.services import (
     folder_rename,
     inbox_conversation,
     inbox_list,
-    inbox_message,
     inbox_uids,
     messages_update_many,
 )
@@ -32,8 +31,10 @@ from mailcore.mailboxes.models import Label
 from mailcore.mailboxes.selectors import own_label_get
 from mailcore.paging import MAX_PAGE
 from mailcore.store.base import SORT_KEYS, Criteria, StoreError, StoreUnavailable
+from mailcore.webmail.reading import message_open
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame
+from portal.webmail.reading import FRAME_SANDBOX, page_policy
 
 PER_PAGE = 50
 SORT_CHOICES = [("arrival", "Received"), ("date", "Date sent"), ("from", "Sender"), ("subject", "Subject"),
@@ -349,10 +350,13 @@ def conversation(request, mailbox, name: str, uid: int):
         body = None
         if opened or member is members[-1]:
             try:
-                body = inbox_message(mailbox=mailbox, folder=member.folder, uid=member.summary.uid)
-            except (StoreError, DomainError):
+                body = message_open(mailbox=mailbox, folder=member.folder, uid=member.summary.uid)
+            except DomainError:
                 body = None
         shown.append({"member": member, "opened": opened, "body": body})
     subject = next((item["member"].summary.subject for item in shown if item["opened"]), "")
-    return render(request, "webmail/conversation.html", {**_frame(request, name), "shown": shown,
-                                                         "subject": subject, "opened_uid": uid})
+    response = render(request, "webmail/conversation.html", {**_frame(request, name), "shown": shown,
+                                                             "subject": subject, "frame_sandbox": FRAME_SANDBOX})
+    response._csp_config = page_policy(remote_images=any(item["body"] and item["body"].remote_images_shown
+                                                         for item in shown))
+    return response

@@ -1,3 +1,20 @@
 """The owner's settings: password, identity, forwarding, filters, vacation (portal.webmail.owner_settings)."""
+from django.urls import path
 
-urlpatterns: list = []
+from portal.webmail import owner_settings
+
+urlpatterns = [
+    path("", owner_settings.settings_index, name="settings"),
+    path("password/", owner_settings.settings_password, name="settings_password"),
+    path("identity/", owner_settings.settings_identity, name="settings_identity"),
+    path("forwarding/", owner_settings.settings_forwarding, name="settings_forwarding"),
+    path("forwarding/<int:rule_id>/enabled/", owner_settings.settings_forwarding_enabled,
+         name="settings_forwarding_enabled"),
+    path("forwarding/<int:rule_id>/delete/", owner_settings.settings_forwarding_delete,
+         name="settings_forwarding_delete"),
+    path("filters/", owner_settings.settings_filters, name="settings_filters"),
+    path("filters/<int:filter_id>/", owner_settings.settings_filter_edit, name="settings_filter_edit"),
+    path("filters/<int:filter_id>/delete/", owner_settings.settings_filter_delete, name="settings_filter_delete"),
+    path("filters/<int:filter_id>/move/", owner_settings.settings_filter_move, name="settings_filter_move"),
+    path("vacation/", owner_settings.settings_vacation, name="settings_vacation"),
+]

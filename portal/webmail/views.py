@@ -1,22 +1,16 @@
-"""The webmail's pages for mailbox owners: sign in and out, the folder list, a message.
-
-Every read goes through mailcore.inbox.services, the same service REST and MCP use. A message's
-HTML is sanitized there and shown only inside `<iframe sandbox srcdoc>`, never swapped into the
-page, so nothing in it can run."""
+"""The webmail's sign-in and sign-out for mailbox owners (the mail list is portal.webmail.mail_list,
+reading a message portal.webmail.reading)."""
 from django import forms
 from django.conf import settings
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
-from mailcore.errors import DomainError
-from mailcore.inbox.services import inbox_folders, inbox_message
 from mailcore.ipnets import client_ip
-from mailcore.store.base import StoreError
 from mailcore.throttle import LoginThrottled
 from mailcore.webmail.sessions import WebmailLoginRefused, webmail_login, webmail_logout
-from portal.webmail.access import cookie_clear, cookie_set, owner_required, webmail_session
+from portal.webmail.access import cookie_clear, cookie_set, webmail_session
+from portal.webmail.host import request_partner_id
 
 PER_PAGE = 50
 
@@ -46,7 +40,7 @@ def login(request):
         try:
             session, raw = webmail_login(address=data["address"], password=data["password"],
                                          client_ip=client_ip(request.META, settings.TRUSTED_PROXY_COUNT),
-                                         remember=data["remember"])
+                                         remember=data["remember"], partner_id=request_partner_id(request))
         except LoginThrottled as exc:
             refused, status = exc.detail, 429
         except WebmailLoginRefused as exc:
@@ -67,21 +61,3 @@ def logout(request):
     response = redirect("webmail:login")
     cookie_clear(response)
     return response
-
-
-def _folders(mailbox):
-    try:
-        return inbox_folders(mailbox=mailbox)
-    except (StoreError, DomainError):
-        return []
-
-
-@require_http_methods(["GET"])
-@owner_required
-def message(request, mailbox, name: str, uid: int):
-    try:
-        found = inbox_message(mailbox=mailbox, folder=name, uid=uid)
-    except (StoreError, DomainError) as exc:
-        raise Http404("No such message.") from exc
-    return render(request, "webmail/message.html", {"mailbox": mailbox, "folders": _folders(mailbox),
-                                                    "folder": name, "found": found, "message": found.message})

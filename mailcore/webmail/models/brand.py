@@ -30,6 +30,8 @@ class WebmailHostname(models.Model):
     last_checked_at = models.DateTimeField(null=True, blank=True)
     next_check_at = models.DateTimeField(null=True, blank=True)
     check_problem = models.CharField(max_length=300, blank=True, help_text="Why it is not verified yet, in words.")
+    pending_since = models.DateTimeField(null=True, blank=True,
+                                         help_text="Unverified since (claimed, or lost its DNS); checks stop a week on.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

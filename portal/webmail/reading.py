@@ -1,0 +1,233 @@
+"""Reading one message in the webmail: the page (always a full page load, never an htmx swap), its
+attachments and original source as downloads that cannot run in our origin, the reader's consent
+to remote images, and what can be done to the message (unread, star, archive, move, delete).
+
+The HTML body is only ever the srcdoc of `<iframe sandbox="allow-popups
+allow-popups-to-escape-sandbox">`: no scripts, no same origin, no forms, no top navigation; a
+link opens in a new, normal tab (target=_blank, rel=noopener noreferrer). The page's CSP allows
+images from 'self' and data: only, widened to https: on a page whose images the reader allowed;
+the frame's own CSP says the same per message (mailcore.inbox.display)."""
+import re
+import unicodedata
+from urllib.parse import quote
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.csp import CSP
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from mailcore.errors import DomainError
+from mailcore.inbox.display import message_source
+from mailcore.inbox.services import inbox_attachment, message_delete, message_update
+from mailcore.store.base import StoreUnavailable
+from mailcore.webmail.reading import message_images_always, message_open
+from portal.webmail.access import owner_required
+from portal.webmail.frame import webmail_frame
+
+# The frame's sandbox: links may open a new tab that is a normal browsing context (so the site
+# the reader goes to works); nothing else (no scripts, same origin, forms, modals, top navigation).
+FRAME_SANDBOX = "allow-popups allow-popups-to-escape-sandbox"
+
+# What a downloaded attachment keeps as its type: common documents, pictures and archives, which
+# the browser hands to the right program. Anything else (HTML, SVG, XML, scripts) is
+# application/octet-stream. Downloads are never shown inline whatever the type.
+DOWNLOAD_TYPES = frozenset({
+    "application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp", "text/plain", "text/csv",
+    "text/calendar", "application/zip", "application/gzip", "audio/mpeg", "audio/ogg", "video/mp4",
+    "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.spreadsheet",
+    "application/vnd.oasis.opendocument.presentation",
+})
+DOWNLOAD_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox"
+
+
+def page_policy(*, remote_images: bool) -> dict:
+    """The message page's CSP: the site's, with https: images only where the reader allowed them."""
+    if not remote_images:
+        return settings.SECURE_CSP
+    return {**settings.SECURE_CSP, "img-src": [CSP.SELF, "data:", "https:"]}
+
+
+def _unavailable(request, mailbox, name: str, exc: DomainError):
+    return render(request, "webmail/message.html", {"mailbox": mailbox, "folder": name, "shown": None,
+                                                    "problem": exc.detail}, status=503)
+
+
+@never_cache
+@require_GET
+@owner_required
+def message(request, mailbox, name: str, uid: int):
+    """The message, marked seen. `?images=once` shows its remote images in this view only."""
+    images_once = request.GET.get("images") == "once"
+    try:
+        shown = message_open(mailbox=mailbox, folder=name, uid=uid, images_once=images_once)
+    except StoreUnavailable as exc:
+        return _unavailable(request, mailbox, name, exc)
+    except DomainError as exc:
+        raise Http404("No such message.") from exc
+    frame = webmail_frame(request)
+    response = render(request, "webmail/message.html", {
+        "mailbox": mailbox, "folder": name, "shown": shown, "frame_sandbox": FRAME_SANDBOX,
+        "move_targets": [found.name for found in frame.folders if found.name != shown.folder],
+        "in_trash": _folder_with_use(frame, "\\Trash") in (None, shown.folder),
+        "archive": _folder_with_use(frame, "\\Archive") not in (None, shown.folder),
+    })
+    response._csp_config = page_policy(remote_images=shown.remote_images_shown)
+    return response
+
+
+def download_filename(name: str) -> str:
+    """The attachment's own name without paths, control or bidi-override characters, leading dots."""
+    name = unicodedata.normalize("NFC", name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(char for char in name if not unicodedata.category(char).startswith("C"))
+    return name.strip().lstrip(".").strip()[:200] or "attachment"
+
+
+def content_disposition(filename: str) -> str:
+    """RFC 6266: an ASCII fallback for old clients and the real name as UTF-8 in filename*."""
+    fallback = unicodedata.normalize("NFKD", filename).encode("ascii", "ignore").decode("ascii")
+    fallback = re.sub(r"[^A-Za-z0-9._()+ -]", "_", fallback).strip(" ._") or "attachment"
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
+
+
+def _download(payload: bytes, *, filename: str, content_type: str) -> HttpResponse:
+    response = HttpResponse(payload, content_type=content_type)
+    response["Content-Disposition"] = content_disposition(download_filename(filename))
+    response["Content-Security-Policy"] = DOWNLOAD_POLICY
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@require_GET
+@owner_required
+def attachment(request, mailbox, name: str, uid: int, index: int):
+    try:
+        found, payload = inbox_attachment(mailbox=mailbox, folder=name, uid=uid, index=index)
+    except StoreUnavailable as exc:
+        return _unavailable(request, mailbox, name, exc)
+    except DomainError as exc:
+        raise Http404("No such attachment.") from exc
+    content_type = found.content_type if found.content_type in DOWNLOAD_TYPES else "application/octet-stream"
+    return _download(payload, filename=found.filename, content_type=content_type)
+
+
+@require_GET
+@owner_required
+def original(request, mailbox, name: str, uid: int):
+    """The message as it arrived, as a .eml download."""
+    try:
+        raw = message_source(mailbox=mailbox, folder=name, uid=uid)
+    except StoreUnavailable as exc:
+        return _unavailable(request, mailbox, name, exc)
+    except DomainError as exc:
+        raise Http404("No such message.") from exc
+    return _download(raw, filename=f"message-{uid}.eml", content_type="application/octet-stream")
+
+
+def _folder_with_use(frame, special_use: str) -> str | None:
+    return next((found.name for found in frame.folders if found.special_use == special_use), None)
+
+
+class MessageActionForm(forms.Form):
+    ACTIONS = [("read", "Mark as read"), ("unread", "Mark as unread"), ("star", "Star"), ("unstar", "Remove star"),
+               ("archive", "Archive"), ("move", "Move"), ("delete", "Delete")]
+    action = forms.ChoiceField(choices=ACTIONS)
+    target = forms.CharField(required=False, max_length=255)
+    confirm = forms.CharField(required=False, max_length=3)
+
+    def __init__(self, data, *, folders: set[str], **kwargs):
+        super().__init__(data, **kwargs)
+        self.folders = folders
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") == "move" and data.get("target") not in self.folders:
+            self.add_error("target", "Choose the folder to move the message to.")
+        return data
+
+
+@require_POST
+@owner_required
+def message_action(request, mailbox, name: str, uid: int):
+    """Mark read or unread, star, archive, move, delete (to Trash; from Trash, for good after a
+    confirmation). Back to the folder when the message left it or was marked unread."""
+    frame = webmail_frame(request)
+    folders = {found.name for found in frame.folders}
+    if folders and name not in folders:
+        raise Http404(f"No folder {name}.")
+    back_to_message = reverse("webmail:message", args=[name, uid])
+    back_to_folder = reverse("webmail:folder", args=[name])
+    form = MessageActionForm(request.POST, folders=folders)
+    if not form.is_valid():
+        messages.error(request, "Nothing was changed: " + " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(back_to_message)
+    action, target = form.cleaned_data["action"], form.cleaned_data["target"]
+    trash, archive = _folder_with_use(frame, "\\Trash"), _folder_with_use(frame, "\\Archive")
+    try:
+        if action in {"read", "unread"}:
+            message_update(mailbox=mailbox, folder=name, uid=uid, seen=action == "read")
+            messages.success(request, f"Marked as {action}.")
+            return redirect(back_to_folder if action == "unread" else back_to_message)
+        if action in {"star", "unstar"}:
+            message_update(mailbox=mailbox, folder=name, uid=uid, starred=action == "star")
+            messages.success(request, "Starred." if action == "star" else "Star removed.")
+            return redirect(back_to_message)
+        if action == "archive":
+            if archive is None or archive == name:
+                messages.error(request, "Nothing was changed: there is no other Archive folder to move it to.")
+                return redirect(back_to_message)
+            target = archive
+        if action == "delete":
+            if trash is not None and trash != name:
+                target = trash
+            elif form.cleaned_data["confirm"] != "yes":
+                return render(request, "webmail/message_delete.html", {"mailbox": mailbox, "folder": name, "uid": uid})
+            else:
+                message_delete(mailbox=mailbox, folder=name, uid=uid)
+                messages.success(request, "The message was deleted for good.")
+                return redirect(back_to_folder)
+        if target == name:
+            messages.error(request, f"Nothing was changed: the message is already in {name}.")
+            return redirect(back_to_message)
+        message_update(mailbox=mailbox, folder=name, uid=uid, move_to=target)
+        messages.success(request, f"Moved to {target}.")
+        return redirect(back_to_folder)
+    except StoreUnavailable as exc:
+        return _unavailable(request, mailbox, name, exc)
+    except DomainError as exc:
+        raise Http404("No such message.") from exc
+
+
+@require_POST
+@owner_required
+def message_images(request, mailbox, name: str, uid: int):
+    """Always show remote images from this message's sender (`choice=always`), or ask again
+    (`choice=revoke`). Showing them once is a plain link: `?images=once` on the message."""
+    choice = request.POST.get("choice")
+    if choice not in {"always", "revoke"}:
+        messages.error(request, "Nothing was changed: choose to always show images or to be asked again.")
+        return redirect("webmail:message", name, uid)
+    try:
+        sender = message_images_always(mailbox=mailbox, folder=name, uid=uid, always=choice == "always")
+    except StoreUnavailable as exc:
+        return _unavailable(request, mailbox, name, exc)
+    except DomainError as exc:
+        raise Http404("No such message.") from exc
+    except ValidationError as exc:
+        messages.error(request, "Nothing was changed: " + " ".join(exc.messages))
+        return redirect("webmail:message", name, uid)
+    if choice == "always":
+        messages.success(request, f"Images from {sender} are now always shown.")
+    else:
+        messages.success(request, f"You will be asked again before images from {sender} are shown.")
+    return redirect("webmail:message", name, uid)
