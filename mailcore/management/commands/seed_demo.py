@@ -17,6 +17,8 @@ from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.services import mailbox_create, mailbox_set_password
 from mailcore.partners.models import MailboxSlot, PartnerClient
 from mailcore.partners.services import slots_grant
+from mailcore.store.base import StoreError
+from mailcore.store.factory import store_for
 
 PREMIUM = {"email": "demo@mailwell.test", "password": "demo-pass-2026", "domain": "demo.mailwell.test"}
 PARTNER = {"email": "partner@mailwell.test", "password": "partner-pass-2026", "domain": "acme-bakery.test"}
@@ -40,6 +42,52 @@ def _user(email: str, password: str, plan_code: str) -> User:
         user.account.refresh_from_db()
     EmailAddress.objects.update_or_create(user=user, email=email, defaults={"verified": True, "primary": True})
     return user
+
+
+def _demo_mail(mailbox: Mailbox) -> None:
+    """A few messages for the webmail demo, once (only into an empty Inbox): a welcome with a remote
+    picture (held back until allowed), a conversation with the owner's own reply in Sent, an attachment."""
+    store = store_for(mailbox)
+    try:
+        store.ensure_folders()
+        if store.list("INBOX", per_page=1).total:
+            return
+    except StoreError:
+        return  # the mail server is not running: the demo works without messages
+    me, amy = mailbox.address, "Amy Baker <amy@acme-bakery.test>"
+
+    def message(sender, to, subject, body, *, message_id, html="", refs="", attachment=None) -> bytes:
+        from email.message import EmailMessage
+        from email.utils import formatdate
+
+        made = EmailMessage()
+        made["From"], made["To"], made["Subject"], made["Date"] = sender, to, subject, formatdate(usegmt=True)
+        made["Message-ID"] = message_id
+        if refs:
+            made["In-Reply-To"], made["References"] = refs.split()[-1], refs
+        made.set_content(body)
+        if html:
+            made.add_alternative(html, subtype="html")
+        if attachment:
+            made.add_attachment(attachment[1], maintype="text", subtype="csv", filename=attachment[0])
+        return made.as_bytes()
+
+    store.deliver(message("Mailwell <welcome@mailwell.test>", me, "Welcome to your webmail",
+                          "Welcome! Press ? for keyboard shortcuts.", message_id="<welcome@mailwell.test>",
+                          html="<h2>Welcome!</h2><p>Press <b>?</b> for keyboard shortcuts.</p>"
+                               '<p><img src="https://picsum.photos/480/160" alt="A picture from the internet" '
+                               'width="480"></p><p>Pictures from the internet wait until you allow them.</p>'),
+                  recipient=me, envelope_from="welcome@mailwell.test")
+    store.deliver(message(amy, me, "Bread order for Friday", "Could you confirm 40 loaves for Friday?",
+                          message_id="<order@acme-bakery.test>"), recipient=me, envelope_from="amy@acme-bakery.test")
+    store.append("Sent", message(me, amy, "Re: Bread order for Friday", "Confirmed: 40 loaves on Friday.",
+                                 message_id="<confirm@demo.mailwell.test>", refs="<order@acme-bakery.test>"),
+                 flags=("\\Seen",))
+    store.deliver(message(amy, me, "Re: Bread order for Friday", "Thank you! The price list is attached.",
+                          message_id="<thanks@acme-bakery.test>",
+                          refs="<order@acme-bakery.test> <confirm@demo.mailwell.test>",
+                          attachment=("prices.csv", b"item,price\nloaf,3.20\n")),
+                  recipient=me, envelope_from="amy@acme-bakery.test")
 
 
 def _verified_domain(account: Account, name: str, client: PartnerClient | None = None) -> Domain:
@@ -68,6 +116,7 @@ class Command(BaseCommand):
             else:
                 mailbox_set_password(mailbox=mailbox, password=MAILBOX_PASSWORD)
             addresses.append(mailbox.address)
+        _demo_mail(Mailbox.objects.get(address=addresses[0]))
 
         partner_user = _user(PARTNER["email"], PARTNER["password"], "premium")
         partner = hosting_partner_enable(account=partner_user.account, status=HostingPartner.Status.ACTIVE)
