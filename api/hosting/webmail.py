@@ -78,10 +78,27 @@ class BrandingInput(StrictInput):
                         help_text="Top bar and buttons. null restores the default colours.")
     secondary = FillInput(required=False, allow_null=True,
                           help_text="Accent and the sign-in page's background. null restores the default.")
+    primary_color = serializers.CharField(required=False, help_text="Shorthand for primary: {color}: #rrggbb")
+    secondary_color = serializers.CharField(required=False, help_text="Shorthand for secondary: {color}: #rrggbb")
     logo_url = serializers.CharField(required=False, allow_blank=True, max_length=2048,
                                      help_text="A public https image URL, fetched once now (no redirects, at most "
                                                "2 MB); the image is re-encoded and stored, the URL is not fetched "
                                                "again")
+
+
+    def validate(self, attrs):
+        """`primary_color` / `secondary_color` (the spec's names) are a plain colour each."""
+        for name in ("primary", "secondary"):
+            shorthand = attrs.pop(f"{name}_color", None)
+            if shorthand is None:
+                continue
+            if name in attrs:
+                raise serializers.ValidationError({f"{name}_color": [f"give {name} or {name}_color, not both"]})
+            try:
+                attrs[name] = branding.Fill.parse(shorthand, None, None)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError({f"{name}_color": exc.messages}) from None
+        return attrs
 
 
 class FillOutput(serializers.Serializer):

@@ -268,3 +268,17 @@ def test_the_tls_ask_is_not_in_the_public_schema(api):
     assert {"/v1/hosting/webmail/branding", "/v1/hosting/webmail/branding/logo", "/v1/hosting/webmail/domain",
             "/v1/hosting/webmail/domain/check"} <= set(paths)
     assert paths["/v1/hosting/webmail/branding"]["patch"]["security"] == [{"SessionToken": []}, {"PortalCookie": []}]
+
+
+def test_the_specs_colour_names_are_a_shorthand_for_plain_colours(session):
+    saved = session.patch("/v1/hosting/webmail/branding", {"primary_color": "#AA3300", "secondary_color": "#00aa55"},
+                          format="json")
+    assert saved.status_code == 200
+    assert saved.json()["primary"]["color"] == "#aa3300" and saved.json()["secondary"]["color"] == "#00aa55"
+
+    bad = session.patch("/v1/hosting/webmail/branding", {"primary_color": "red"}, format="json")
+    both = session.patch("/v1/hosting/webmail/branding", {"primary_color": "#112233", "primary": {"color": "#445566"}},
+                         format="json")
+    assert bad.status_code == 422 and "primary_color" in bad.json()["errors"]
+    assert both.status_code == 422 and "primary_color" in both.json()["errors"]
+    assert WebmailBrand.objects.get().primary_color == "#aa3300"
