@@ -27,6 +27,7 @@ JOBS = [
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
     Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),
     Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),
+    Job("purge-old-vacation-answers", "mailcore.webmail.filters:vacation_answers_purge", 3600),
     Job("purge-expired-session-tokens", "mailcore.apikeys.sessions:session_tokens_purge_expired", 3600),
 ]
 

@@ -232,3 +232,19 @@ def test_a_mailbox_with_aliases_and_a_script_can_be_deleted(owner):
     alias_create(mailbox=owner, alias_address="gone@example.test")
     owner.delete()
     assert not SieveScript.objects.exists()
+
+
+def test_vacation_answers_older_than_the_longest_period_are_forgotten(owner):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from mailcore.webmail.filters import vacation_answers_purge
+    from mailcore.webmail.models import VacationAnswer
+
+    now = timezone.now()
+    VacationAnswer.objects.create(mailbox=owner, sender="old@x.test", handle="h", answered_at=now - timedelta(days=61))
+    VacationAnswer.objects.create(mailbox=owner, sender="new@x.test", handle="h", answered_at=now - timedelta(days=59))
+
+    assert vacation_answers_purge() == 1
+    assert list(VacationAnswer.objects.values_list("sender", flat=True)) == ["new@x.test"]

@@ -7,17 +7,18 @@ file is shared between the app and Dovecot.
 """
 import hashlib
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from mailcore.inbox.services import inbox_folders
 from mailcore.mailboxes.models import Alias, Mailbox
 from mailcore.mailboxes.selectors import labels_for_mailbox
-from mailcore.webmail.models import MailFilter, SieveScript, VacationReply
+from mailcore.webmail.models import MailFilter, SieveScript, VacationAnswer, VacationReply
 from mailcore.webmail.sieve import render
 
 MAX_FILTERS = 100
@@ -227,3 +228,11 @@ def sieve_publish(*, mailbox: Mailbox) -> SieveScript | None:
                                                          defaults={"script": script, "data_id": data_id})
     return published
 
+
+
+def vacation_answers_purge() -> int:
+    """Forget answers older than the longest `days` an owner can choose: they can no longer hold a
+    reply back (a sweep job). Returns how many rows went."""
+    cutoff = timezone.now() - timedelta(days=DAYS_MAX)
+    deleted, _ = VacationAnswer.objects.filter(answered_at__lt=cutoff).delete()
+    return deleted
