@@ -236,3 +236,18 @@ def vacation_answers_purge() -> int:
     cutoff = timezone.now() - timedelta(days=DAYS_MAX)
     deleted, _ = VacationAnswer.objects.filter(answered_at__lt=cutoff).delete()
     return deleted
+
+
+def filters_folder_renamed(*, mailbox: Mailbox, old: str, new: str) -> int:
+    """Filters that move mail into a renamed folder (or a folder inside it) follow it; the script is
+    published again. Returns how many filters changed."""
+    with transaction.atomic():
+        moved = 0
+        for mail_filter in MailFilter.objects.select_for_update().filter(mailbox=mailbox, action=MailFilter.Action.MOVE):
+            if mail_filter.folder == old or mail_filter.folder.startswith(f"{old}/"):
+                mail_filter.folder = new + mail_filter.folder[len(old):]
+                mail_filter.save(update_fields=["folder"])
+                moved += 1
+        if moved:
+            sieve_publish(mailbox=mailbox)
+    return moved

@@ -234,3 +234,16 @@ def test_drafts_open_in_compose_and_messages_on_their_page(signed_in, owner):
 
     assert f'href="/webmail/compose/drafts/{draft}/" data-open' in signed_in.get("/webmail/folders/Drafts/").content.decode()
     assert f'href="/webmail/folders/INBOX/messages/{inbox_uid}/" data-open' in signed_in.get("/webmail/inbox/").content.decode()
+
+
+def test_filters_follow_a_folder_renamed_in_the_webmail(signed_in, owner):
+    from mailcore.webmail.filters import FilterInput, mail_filter_create
+    from mailcore.webmail.models import SieveScript
+
+    signed_in.post("/webmail/folders/", {"action": "create", "create-name": "Receipts"})
+    rule = mail_filter_create(mailbox=owner, data=FilterInput(field="from", match="contains", value="shop",
+                                                              action="move", folder="Receipts"))
+    signed_in.post("/webmail/folders/", {"action": "rename", "name": "Receipts", "new_name": "Bills"})
+
+    rule.refresh_from_db()
+    assert rule.folder == "Bills" and '"Bills"' in SieveScript.objects.get(mailbox=owner).script

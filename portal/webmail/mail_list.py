@@ -31,6 +31,7 @@ from mailcore.mailboxes.models import Label
 from mailcore.mailboxes.selectors import own_label_get
 from mailcore.paging import MAX_PAGE
 from mailcore.store.base import SORT_KEYS, Criteria, StoreError, StoreUnavailable
+from mailcore.webmail.filters import filters_folder_renamed
 from mailcore.webmail.reading import message_open
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame
@@ -274,8 +275,9 @@ def folders(request, mailbox):
                     messages.success(request, f"Folder {create_form.cleaned_data['name'].strip()} created.")
                     return redirect("webmail:folders")
             elif action == "rename":
-                folder_rename(mailbox=mailbox, name=request.POST.get("name", ""),
-                              new_name=request.POST.get("new_name", ""))
+                old, new = request.POST.get("name", ""), request.POST.get("new_name", "").strip()
+                folder_rename(mailbox=mailbox, name=old, new_name=new)
+                filters_folder_renamed(mailbox=mailbox, old=old, new=new)
                 messages.success(request, f"Folder renamed to {request.POST.get('new_name', '').strip()}.")
                 return redirect("webmail:folders")
             elif action == "delete":
