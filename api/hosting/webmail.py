@@ -49,8 +49,8 @@ class _WebmailApi(APIView):
 
 
 def _served_url(partner: HostingPartner, path: str) -> str | None:
-    row = WebmailHostname.objects.filter(partner=partner, verified_at__isnull=False).first()
-    return f"https://{row.hostname}{path}" if row is not None else None
+    row = hostnames.hostname_get(partner=partner)
+    return f"https://{row.hostname}{path}" if row is not None and row.is_verified else None
 
 
 # --- branding ----------------------------------------------------------------------------------
