@@ -25,7 +25,10 @@ def browser_type_launch_args(browser_type_launch_args):
         "executable_path": CHROMIUM,
         "headless": True,
         "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"],
+                 "--disable-sync", "--no-first-run",
+                 # Sandboxed frames (the webmail's message bodies) in the page's own process, so request
+                 # routing sees every request they make from the first one on.
+                 "--disable-features=IsolateSandboxedIframes"],
     }
 
 

@@ -59,6 +59,9 @@ def test_hostile_messages_stay_inert_and_remote_images_wait_for_consent(plans, p
     page.goto(f"{live_server.url}/webmail/folders/INBOX/messages/{uids['Vector: remote image']}/")
     screenshot("webmail-message-images-held")
     page.get_by_role("link", name="Show pictures this time").click()
+    picture = page.frame_locator("iframe.message__frame").locator("img[alt=photo]")
+    picture.scroll_into_view_if_needed()
+    expect(picture).to_have_js_property("naturalWidth", 1)  # the routed 1x1 PNG arrived
     expect(page.frame_locator("iframe.message__frame").locator("img[alt=photo]")).to_be_visible()
     page.wait_for_load_state("networkidle")
     assert remote == ["https://evil.example/photo.jpg"], remote  # the picture, never the trackers
