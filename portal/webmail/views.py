@@ -12,8 +12,6 @@ from mailcore.webmail.sessions import WebmailLoginRefused, webmail_login, webmai
 from portal.webmail.access import cookie_clear, cookie_set, webmail_session
 from portal.webmail.host import request_partner_id
 
-PER_PAGE = 50
-
 
 class LoginForm(forms.Form):
     address = forms.EmailField(label="Email address", widget=forms.EmailInput(attrs={"autocomplete": "username"}))
