@@ -12,12 +12,21 @@ from mailcore.sending.models import MailTemplate
 from mailcore.outbound.models import OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
+from mailcore.contacts.models import AddressBook, Contact, ContactChange, ContactGroup
+from mailcore.calendars.models import Calendar, CalendarEvent, CalendarEventChange
 from mailcore.webmail.models import (
     MailFilter, RemoteImageSender, SieveScript, VacationAnswer, VacationReply, WebmailBrand, WebmailHostname,
     WebmailSession,
 )
 
 __all__ = [
+    "AddressBook",
+    "Calendar",
+    "Contact",
+    "ContactChange",
+    "ContactGroup",
+    "CalendarEvent",
+    "CalendarEventChange",
     "Account",
     "Alias",
     "ForwardingRule",

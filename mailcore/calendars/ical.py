@@ -1,0 +1,329 @@
+"""iCalendar text in and out (icalendar, recurring-ical-events): build the object resource of an
+event made here, lift the master VEVENT's fields out of any a client sends, change only those
+fields in a stored resource (alarms, categories and overrides survive), override or drop one
+occurrence of a series, and expand a series into the occurrences inside a time range."""
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import icalendar
+import recurring_ical_events
+from dateutil import rrule as dateutil_rrule
+
+PRODID = "-//Mailwell//Calendar//EN"
+MAX_ICAL_BYTES = 1_000_000
+MAX_EXPANDED = 2000  # occurrences looked at to find where a bounded series ends
+PARTSTATS = ("NEEDS-ACTION", "ACCEPTED", "DECLINED", "TENTATIVE", "DELEGATED")
+
+
+class ICalError(ValueError):
+    pass
+
+
+@dataclass
+class EventFields:
+    uid: str = ""
+    title: str = ""
+    start: datetime | None = None  # aware; for all-day events midnight UTC of the first day
+    end: datetime | None = None  # exclusive; for all-day events midnight UTC of the day after the last
+    all_day: bool = False
+    timezone: str = ""
+    description: str = ""
+    location: str = ""
+    color: str = ""
+    recurrence: str = ""
+    organizer: str = ""
+    attendees: list[dict] = field(default_factory=list)
+    sequence: int = 0
+
+
+def new_uid() -> str:
+    return f"{uuid.uuid4()}@mailwell"
+
+
+def zone(name: str):
+    if not name:
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ICalError(f"Unknown time zone {name!r}.") from exc
+
+
+def rrule_check(rule: str, start: datetime) -> str:
+    """The RRULE value normalised, or ICalError: it must parse and produce an occurrence."""
+    rule = rule.strip().removeprefix("RRULE:")
+    if not rule:
+        return ""
+    if len(rule) > 255:
+        raise ICalError("A recurrence rule may be at most 255 characters.")
+    try:
+        recur = icalendar.vRecur.from_ical(rule)
+        dateutil_rrule.rrulestr(recur.to_ical().decode(), dtstart=start)
+    except Exception as exc:
+        raise ICalError(f"Not a valid RRULE: {rule!r}.") from exc
+    return recur.to_ical().decode()
+
+
+def _utc(value) -> datetime:
+    """A DTSTART/DTEND value as an aware UTC datetime (a date is its midnight UTC; floating is UTC)."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+    return datetime.combine(value, time(), tzinfo=UTC)
+
+
+def _address(value) -> str:
+    return str(value).removeprefix("mailto:").removeprefix("MAILTO:").strip().lower()
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def parse(text: str) -> icalendar.Calendar:
+    """One calendar object resource: VEVENTs of a single UID (the master and its overrides)."""
+    if len(text.encode()) > MAX_ICAL_BYTES:
+        raise ICalError("An event may be at most 1 MB.")
+    try:
+        calendar = icalendar.Calendar.from_ical(text)
+    except Exception as exc:
+        raise ICalError(f"Not iCalendar data: {exc}") from exc
+    events = calendar.walk("VEVENT")
+    if not events:
+        raise ICalError("The calendar data holds no VEVENT.")
+    uids = {str(event.get("UID", "")) for event in events}
+    if len(uids) != 1 or "" in uids:
+        raise ICalError("A calendar object holds the VEVENTs of exactly one UID.")
+    for event in events:
+        if "DTSTART" not in event:
+            raise ICalError("A VEVENT needs a DTSTART.")
+    return calendar
+
+
+def split(text: str) -> list[icalendar.Calendar]:
+    """An .ics file (many events, any UIDs) as one calendar object per UID, time zones copied in."""
+    try:
+        calendar = icalendar.Calendar.from_ical(text)
+    except Exception as exc:
+        raise ICalError(f"Not an iCalendar file: {exc}") from exc
+    zones = calendar.walk("VTIMEZONE")
+    by_uid: dict[str, icalendar.Calendar] = {}
+    for event in calendar.walk("VEVENT"):
+        uid = str(event.get("UID") or new_uid())
+        event["UID"] = uid
+        if uid not in by_uid:
+            by_uid[uid] = _empty()
+            for tz in zones:
+                by_uid[uid].add_component(tz)
+        by_uid[uid].add_component(event)
+    return list(by_uid.values())
+
+
+def _empty() -> icalendar.Calendar:
+    calendar = icalendar.Calendar()
+    calendar.add("prodid", PRODID)
+    calendar.add("version", "2.0")
+    return calendar
+
+
+def master(calendar: icalendar.Calendar):
+    events = calendar.walk("VEVENT")
+    return next((event for event in events if "RECURRENCE-ID" not in event), events[0])
+
+
+def fields_of(calendar: icalendar.Calendar) -> EventFields:
+    event = master(calendar)
+    start_value = event["DTSTART"].dt
+    all_day = not isinstance(start_value, datetime)
+    start = _utc(start_value)
+    if "DTEND" in event:
+        end = _utc(event["DTEND"].dt)
+    elif "DURATION" in event:
+        end = start + event["DURATION"].dt
+    else:
+        end = start + (timedelta(days=1) if all_day else timedelta())
+    tz = ""
+    if isinstance(start_value, datetime) and start_value.tzinfo is not None:
+        key = getattr(start_value.tzinfo, "key", None) or event["DTSTART"].params.get("TZID", "")
+        tz = "" if str(key) in ("UTC", "Etc/UTC", "") else str(key)
+        try:
+            zone(tz)
+        except ICalError:
+            tz = ""
+    rrules = _as_list(event.get("RRULE"))
+    attendees = [{"email": _address(item), "name": str(item.params.get("CN", "")),
+                  "status": str(item.params.get("PARTSTAT", "NEEDS-ACTION")).upper()}
+                 for item in _as_list(event.get("ATTENDEE"))]
+    return EventFields(
+        uid=str(event["UID"]),
+        title=str(event.get("SUMMARY", ""))[:255] or "(no title)",
+        start=start, end=max(end, start), all_day=all_day, timezone=tz,
+        description=str(event.get("DESCRIPTION", "")),
+        location=str(event.get("LOCATION", ""))[:255],
+        color=_hex(str(event.get("COLOR", ""))),
+        recurrence=rrules[0].to_ical().decode() if rrules else "",
+        organizer=_address(event["ORGANIZER"]) if "ORGANIZER" in event else "",
+        attendees=[attendee for attendee in attendees if "@" in attendee["email"]],
+        sequence=int(event.get("SEQUENCE", 0) or 0),
+    )
+
+
+def _hex(value: str) -> str:
+    value = value.strip()
+    return value.lower() if len(value) == 7 and value.startswith("#") else ""
+
+
+def _set(event, name: str, value, **parameters) -> None:
+    event.pop(name, None)
+    if value not in (None, "", []):
+        event.add(name, value, parameters=parameters or None)
+
+
+def _local(moment: datetime, fields: EventFields):
+    """The value to write for a start or end: a date for all-day events, else the time in the event's zone."""
+    if fields.all_day:
+        return moment.astimezone(UTC).date()
+    return moment.astimezone(zone(fields.timezone))
+
+
+def _write_master(event, fields: EventFields) -> None:
+    _set(event, "SUMMARY", fields.title)
+    _set(event, "DTSTART", _local(fields.start, fields))
+    event.pop("DURATION", None)
+    _set(event, "DTEND", _local(fields.end, fields))
+    _set(event, "DESCRIPTION", fields.description)
+    _set(event, "LOCATION", fields.location)
+    _set(event, "COLOR", fields.color)
+    _set(event, "RRULE", icalendar.vRecur.from_ical(fields.recurrence) if fields.recurrence else None)
+    if fields.organizer:
+        _set(event, "ORGANIZER", f"mailto:{fields.organizer}")
+    else:
+        event.pop("ORGANIZER", None)
+    event.pop("ATTENDEE", None)
+    for attendee in fields.attendees:
+        parameters = {"PARTSTAT": attendee.get("status") or "NEEDS-ACTION", "ROLE": "REQ-PARTICIPANT",
+                      "RSVP": "TRUE"}
+        if attendee.get("name"):
+            parameters["CN"] = attendee["name"]
+        event.add("ATTENDEE", f"mailto:{attendee['email']}", parameters=parameters)
+    _set(event, "SEQUENCE", fields.sequence)
+    _set(event, "DTSTAMP", datetime.now(UTC))
+    _set(event, "LAST-MODIFIED", datetime.now(UTC))
+
+
+def build(fields: EventFields, *, base: str | None = None) -> str:
+    """The resource's text: a new one for these fields, or `base` with only the master's fields changed."""
+    if base:
+        calendar = parse(base)
+        event = master(calendar)
+    else:
+        calendar = _empty()
+        event = icalendar.Event()
+        event.add("UID", fields.uid)
+        event.add("CREATED", datetime.now(UTC))
+        calendar.add_component(event)
+    _write_master(event, fields)
+    calendar.add_missing_timezones()
+    return calendar.to_ical().decode()
+
+
+def _recurrence_key(value) -> datetime:
+    return _utc(value.dt if hasattr(value, "dt") else value)
+
+
+def override(text: str, recurrence_id: datetime, fields: EventFields) -> str:
+    """Change one occurrence of a series (the one that started at `recurrence_id`): its own VEVENT."""
+    calendar = parse(text)
+    main = master(calendar)
+    key = _recurrence_key(recurrence_id)
+    existing = next((event for event in calendar.walk("VEVENT")
+                     if "RECURRENCE-ID" in event and _recurrence_key(event["RECURRENCE-ID"]) == key), None)
+    if existing is None:
+        existing = icalendar.Event()
+        existing.add("UID", main["UID"])
+        original = main["DTSTART"].dt
+        rid = key.date() if not isinstance(original, datetime) else key.astimezone(
+            original.tzinfo if original.tzinfo else UTC)
+        existing.add("RECURRENCE-ID", rid)
+        calendar.add_component(existing)
+    _write_master(existing, replace(fields, recurrence=""))
+    calendar.add_missing_timezones()
+    return calendar.to_ical().decode()
+
+
+def exclude(text: str, recurrence_id: datetime) -> str:
+    """Drop one occurrence of a series: an EXDATE on the master, its override removed."""
+    calendar = parse(text)
+    main = master(calendar)
+    key = _recurrence_key(recurrence_id)
+    calendar.subcomponents = [component for component in calendar.subcomponents
+                              if not (component.name == "VEVENT" and "RECURRENCE-ID" in component
+                                      and _recurrence_key(component["RECURRENCE-ID"]) == key)]
+    original = main["DTSTART"].dt
+    value = key.date() if not isinstance(original, datetime) else key.astimezone(original.tzinfo or UTC)
+    main.add("EXDATE", value)
+    return calendar.to_ical().decode()
+
+
+@dataclass
+class Occurrence:
+    uid: str
+    title: str
+    start: datetime  # UTC
+    end: datetime
+    all_day: bool
+    recurrence_id: datetime | None  # UTC start of the occurrence in the series; None for a single event
+    location: str = ""
+    description: str = ""
+    color: str = ""
+
+
+def occurrences(text: str, start: datetime, end: datetime) -> list[Occurrence]:
+    """Every occurrence that overlaps [start, end)."""
+    calendar = parse(text)
+    main = master(calendar)
+    recurring = "RRULE" in main or "RDATE" in main
+    found = []
+    for event in recurring_ical_events.of(calendar).between(start, end):
+        begin = event["DTSTART"].dt
+        all_day = not isinstance(begin, datetime)
+        finish = event["DTEND"].dt if "DTEND" in event else begin
+        rid = event.get("RECURRENCE-ID")
+        found.append(Occurrence(
+            uid=str(event["UID"]), title=str(event.get("SUMMARY", "")) or "(no title)",
+            start=_utc(begin), end=_utc(finish), all_day=all_day,
+            recurrence_id=_recurrence_key(rid) if (recurring and rid is not None) else None,
+            location=str(event.get("LOCATION", "")), description=str(event.get("DESCRIPTION", "")),
+            color=_hex(str(event.get("COLOR", ""))),
+        ))
+    return sorted(found, key=lambda occurrence: occurrence.start)
+
+
+def range_end(text: str) -> datetime | None:
+    """The end of the last occurrence, or None for a series without end."""
+    calendar = parse(text)
+    main = master(calendar)
+    fields = fields_of(calendar)
+    last = fields.end
+    for event in calendar.walk("VEVENT"):
+        if "RECURRENCE-ID" in event and "DTEND" in event:
+            last = max(last, _utc(event["DTEND"].dt))
+    rules = _as_list(main.get("RRULE"))
+    if not rules:
+        return last
+    rule = rules[0]
+    if "COUNT" not in rule and "UNTIL" not in rule:
+        return None
+    series = recurring_ical_events.of(calendar)
+    ends = [_utc(event["DTEND"].dt if "DTEND" in event else event["DTSTART"].dt)
+            for _, event in zip(range(MAX_EXPANDED), series.all())]
+    if len(ends) >= MAX_EXPANDED:
+        return None
+    return max([last, *ends])
+
+
+def as_date(moment: datetime) -> date:
+    return moment.astimezone(UTC).date()

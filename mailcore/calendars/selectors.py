@@ -1,0 +1,63 @@
+"""Reads of calendars and events, scoped to the caller: an account (REST) or one mailbox (webmail, CalDAV)."""
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q, QuerySet
+
+from mailcore.accounts.models import Account
+from mailcore.calendars import ical
+from mailcore.calendars.models import Calendar, CalendarEvent
+from mailcore.mailboxes.models import Mailbox
+
+
+def events_overlapping(events: QuerySet[CalendarEvent], start: datetime | None, end: datetime | None) -> QuerySet[CalendarEvent]:
+    """Events with an occurrence that may overlap [start, end): a coarse SQL filter (a series is in
+    when its span overlaps; `occurrences_between` then looks at each occurrence)."""
+    if end is not None:
+        events = events.filter(start__lt=end)
+    if start is not None:
+        events = events.filter(Q(range_end__isnull=True) | Q(range_end__gt=start) | Q(start__gte=start))
+    return events
+
+
+def event_list(*, account: Account, mailbox: Mailbox | None = None, only_account_calendar: bool = False,
+               start: datetime | None = None, end: datetime | None = None) -> QuerySet[CalendarEvent]:
+    events = CalendarEvent.objects.filter(calendar__account=account).select_related("calendar__mailbox")
+    if mailbox is not None:
+        events = events.filter(calendar__mailbox=mailbox)
+    elif only_account_calendar:
+        events = events.filter(calendar__mailbox__isnull=True)
+    return events_overlapping(events, start, end).order_by("start", "pk")
+
+
+def event_get(*, account: Account, event_id: int) -> CalendarEvent:
+    """The account's event; another account's is CalendarCalendarEvent.DoesNotExist."""
+    return CalendarEvent.objects.select_related("calendar__mailbox").get(calendar__account=account, pk=event_id)
+
+
+def mailbox_calendar(*, mailbox: Mailbox) -> Calendar | None:
+    return Calendar.objects.filter(mailbox=mailbox).first()
+
+
+def mailbox_event_get(*, mailbox: Mailbox, event_id: int) -> CalendarEvent:
+    return CalendarEvent.objects.select_related("calendar").get(calendar__mailbox=mailbox, pk=event_id)
+
+
+@dataclass
+class PlacedOccurrence:
+    """One occurrence in a view, with the event it belongs to."""
+    event: CalendarEvent
+    occurrence: ical.Occurrence
+
+    @property
+    def color(self) -> str:
+        return self.occurrence.color or self.event.color or self.event.calendar.color
+
+
+def occurrences_between(events, start: datetime, end: datetime) -> list[PlacedOccurrence]:
+    """Every occurrence of these events overlapping [start, end), in start order."""
+    placed = []
+    for event in events_overlapping(events, start, end):
+        for occurrence in ical.occurrences(event.ical, start, end):
+            placed.append(PlacedOccurrence(event=event, occurrence=occurrence))
+    return sorted(placed, key=lambda item: (item.occurrence.start, item.event.pk))

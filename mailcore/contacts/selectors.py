@@ -1,0 +1,48 @@
+"""Reads of contacts, scoped to the caller: an account (REST, partner API) or one mailbox (webmail, CardDAV)."""
+from django.db.models import Q, QuerySet
+
+from mailcore.accounts.models import Account
+from mailcore.contacts.models import AddressBook, Contact, ContactGroup
+from mailcore.mailboxes.models import Mailbox
+
+
+def contact_search(contacts: QuerySet[Contact], search: str) -> QuerySet[Contact]:
+    """Contacts whose name, email or company contains the words of `search` (each word somewhere)."""
+    for word in search.split():
+        contacts = contacts.filter(Q(name__icontains=word) | Q(email__icontains=word) | Q(company__icontains=word))
+    return contacts
+
+
+def contact_list(*, account: Account, mailbox: Mailbox | None = None, only_account_book: bool = False,
+                 search: str = "", group: ContactGroup | None = None) -> QuerySet[Contact]:
+    """The account's contacts (every book of it), or one mailbox's, or only the account's own book."""
+    contacts = Contact.objects.filter(book__account=account).select_related("book__mailbox")
+    if mailbox is not None:
+        contacts = contacts.filter(book__mailbox=mailbox)
+    elif only_account_book:
+        contacts = contacts.filter(book__mailbox__isnull=True)
+    if group is not None:
+        contacts = contacts.filter(groups=group)
+    return contact_search(contacts, search).order_by("name", "pk")
+
+
+def contact_get(*, account: Account, contact_id: int) -> Contact:
+    """The account's contact; another account's is Contact.DoesNotExist."""
+    return Contact.objects.select_related("book__mailbox").get(book__account=account, pk=contact_id)
+
+
+def mailbox_book(*, mailbox: Mailbox) -> AddressBook | None:
+    return AddressBook.objects.filter(mailbox=mailbox).first()
+
+
+def mailbox_contact_get(*, mailbox: Mailbox, contact_id: int) -> Contact:
+    """A contact in the mailbox's own book; any other is Contact.DoesNotExist."""
+    return Contact.objects.select_related("book").get(book__mailbox=mailbox, pk=contact_id)
+
+
+def book_groups(*, book: AddressBook) -> QuerySet[ContactGroup]:
+    return ContactGroup.objects.filter(book=book)
+
+
+def book_group_get(*, book: AddressBook, group_id: int) -> ContactGroup:
+    return ContactGroup.objects.get(book=book, pk=group_id)

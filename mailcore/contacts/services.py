@@ -1,0 +1,210 @@
+"""Writes of address books, contacts and groups. Every change of a contact, by any path, goes
+through `_save`/`_remove`, which re-render the vCard, refresh its ETag and log the change for
+sync clients, in one transaction."""
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+
+from mailcore.accounts.models import Account
+from mailcore.changelog import change_record, etag_of
+from mailcore.contacts import vcard
+from mailcore.contacts.models import AddressBook, Contact, ContactGroup
+from mailcore.errors import DomainError, ErrorCode
+from mailcore.mailboxes.models import Mailbox
+
+CONTACT_FIELDS = ("name", "email", "phone", "company", "notes")
+MAX_IMPORT_CARDS = 5000
+
+
+class ContactInvalid(DomainError):
+    code = ErrorCode.INVALID
+
+
+class ContactConflict(DomainError):
+    """An If-Match / If-None-Match precondition failed, or the UID is taken (HTTP 412 in DAV)."""
+    code = ErrorCode.CONFLICT
+
+
+def address_book_for(*, account: Account, mailbox: Mailbox | None = None) -> AddressBook:
+    """The account's own book (no mailbox) or the mailbox's personal one, made on first use."""
+    if mailbox is not None and mailbox.account_id != account.pk:
+        raise ValueError("mailbox of another account")
+    try:
+        with transaction.atomic():
+            book, _ = AddressBook.objects.get_or_create(account=account, mailbox=mailbox)
+    except IntegrityError:  # two first uses at once
+        book = AddressBook.objects.get(account=account, mailbox=mailbox)
+    return book
+
+
+def _groups_named(book: AddressBook, names: list[str]) -> list[ContactGroup]:
+    groups = []
+    for name in names:
+        group, _ = ContactGroup.objects.get_or_create(book=book, name=name.strip()[:100])
+        groups.append(group)
+    return groups
+
+
+def _save(contact: Contact, fields: vcard.CardFields, *, text: str | None = None) -> Contact:
+    """Store the fields (and the vCard: `text` as a client sent it, else rendered), log the change."""
+    contact.vcard = text if text is not None else vcard.build(fields, base=contact.vcard or None)
+    for name in CONTACT_FIELDS:
+        setattr(contact, name, getattr(fields, name))
+    contact.etag = etag_of(contact.vcard)
+    contact.save()
+    contact.groups.set(_groups_named(contact.book, fields.groups))
+    change_record(contact.book, href=contact.href)
+    return contact
+
+
+def _fields(contact: Contact) -> vcard.CardFields:
+    return vcard.CardFields(uid=contact.uid, name=contact.name, email=contact.email, phone=contact.phone,
+                            company=contact.company, notes=contact.notes,
+                            groups=[group.name for group in contact.groups.all()])
+
+
+@transaction.atomic
+def contact_create(*, book: AddressBook, name: str, email: str = "", phone: str = "", company: str = "",
+                   notes: str = "", groups: list[str] | tuple = ()) -> Contact:
+    uid = vcard.new_uid()
+    contact = Contact(book=book, uid=uid, href=f"{uid}.vcf")
+    fields = vcard.CardFields(uid=uid, name=name.strip(), email=email.strip().lower(), phone=phone.strip(),
+                              company=company.strip(), notes=notes, groups=list(groups))
+    return _save(contact, fields)
+
+
+@transaction.atomic
+def contact_update(*, contact: Contact, groups: list[str] | None = None, **changes) -> Contact:
+    """Change the named fields (the rest of the vCard is kept as it was)."""
+    unknown = set(changes) - set(CONTACT_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown contact fields {sorted(unknown)}")
+    fields = _fields(contact)
+    for name, value in changes.items():
+        setattr(fields, name, value.strip().lower() if name == "email" else value.strip() if name != "notes" else value)
+    if groups is not None:
+        fields.groups = list(groups)
+    return _save(contact, fields)
+
+
+@transaction.atomic
+def contact_delete(*, contact: Contact) -> None:
+    book, href = contact.book, contact.href
+    contact.delete()
+    change_record(book, href=href, deleted=True)
+
+
+def _check_preconditions(existing: Contact | None, *, if_match: str | None, if_none_match: bool) -> None:
+    if if_none_match and existing is not None:
+        raise ContactConflict("The resource exists already.")
+    if if_match is not None and (existing is None or existing.etag != if_match):
+        raise ContactConflict("The resource changed since you read it.")
+
+
+@transaction.atomic
+def contact_put(*, book: AddressBook, href: str, text: str, if_match: str | None = None,
+                if_none_match: bool = False) -> tuple[Contact, bool]:
+    """Store a vCard a client sent (CardDAV PUT) as the resource `href`: kept as sent, fields lifted
+    out of it. Returns the contact and whether it was created."""
+    card = vcard.parse_one(text)
+    fields = vcard.fields_of(card)
+    if not fields.uid:
+        raise ContactInvalid("The vCard has no UID.")
+    existing = Contact.objects.select_for_update().filter(book=book, href=href).first()
+    _check_preconditions(existing, if_match=if_match, if_none_match=if_none_match)
+    clash = Contact.objects.filter(book=book, uid=fields.uid).exclude(href=href).exists()
+    if clash:
+        raise ContactConflict("Another contact in this address book has that UID.")
+    if not fields.name:
+        fields.name = fields.email or fields.company or "(no name)"
+    contact = existing or Contact(book=book, href=href)
+    contact.uid = fields.uid
+    return _save(contact, fields, text=text), existing is None
+
+
+@dataclass
+class ImportResult:
+    created: int = 0
+    updated: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def contacts_import(*, book: AddressBook, text: str) -> ImportResult:
+    """Add every vCard of a file; a card whose UID is already in the book updates that contact."""
+    try:
+        cards = vcard.parse_many(text)
+    except vcard.VCardError as exc:
+        raise ContactInvalid(str(exc)) from exc
+    if len(cards) > MAX_IMPORT_CARDS:
+        raise ContactInvalid(f"A file may hold at most {MAX_IMPORT_CARDS} vCards.")
+    result = ImportResult()
+    for number, card in enumerate(cards, start=1):
+        fields = vcard.fields_of(card)
+        if not (fields.name or fields.email):
+            result.errors.append(f"Card {number}: no name and no email address.")
+            continue
+        if not fields.uid:
+            fields.uid = vcard.new_uid()
+            card.add("uid").value = fields.uid
+        existing = Contact.objects.filter(book=book, uid=fields.uid).first()
+        href = existing.href if existing else f"{fields.uid}.vcf".replace("/", "_")
+        contact_put(book=book, href=href, text=card.serialize())
+        if existing:
+            result.updated += 1
+        else:
+            result.created += 1
+    return result
+
+
+def contacts_export(*, contacts) -> str:
+    """One .vcf file of these contacts, each as stored."""
+    return "".join(contact.vcard if contact.vcard.endswith("\n") else contact.vcard + "\r\n" for contact in contacts)
+
+
+@transaction.atomic
+def group_create(*, book: AddressBook, name: str) -> ContactGroup:
+    name = name.strip()
+    if not name:
+        raise ContactInvalid("A group needs a name.")
+    if ContactGroup.objects.filter(book=book, name=name).exists():
+        raise ContactConflict(f"There is a group named {name!r} already.")
+    return ContactGroup.objects.create(book=book, name=name[:100])
+
+
+def _rerender_members(group: ContactGroup, *, without: bool = False) -> None:
+    for contact in group.contacts.all():
+        fields = _fields(contact)
+        if without:
+            fields.groups = [name for name in fields.groups if name != group.name]
+        _save(contact, fields)
+
+
+@transaction.atomic
+def group_rename(*, group: ContactGroup, name: str) -> ContactGroup:
+    name = name.strip()
+    if not name:
+        raise ContactInvalid("A group needs a name.")
+    if ContactGroup.objects.filter(book=group.book, name=name).exclude(pk=group.pk).exists():
+        raise ContactConflict(f"There is a group named {name!r} already.")
+    group.name = name[:100]
+    group.save(update_fields=["name"])
+    _rerender_members(group)
+    return group
+
+
+@transaction.atomic
+def group_delete(*, group: ContactGroup) -> None:
+    """The group goes; its contacts stay (their vCards lose the category)."""
+    _rerender_members(group, without=True)
+    group.delete()
+
+
+@transaction.atomic
+def group_members_set(*, group: ContactGroup, contacts, member: bool) -> None:
+    for contact in contacts:
+        names = [g.name for g in contact.groups.all()]
+        wanted = names + [group.name] if member and group.name not in names else \
+            [name for name in names if not (not member and name == group.name)]
+        if wanted != names:
+            contact_update(contact=contact, groups=wanted)
