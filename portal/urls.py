@@ -1,11 +1,14 @@
 """The root URLconf: the JSON API at the top level (as the spec's paths), the partner portal's pages,
-the local payment provider's hosted checkout, and /webmail/ reserved for mailbox owners. The one
+the local payment provider's hosted checkout, /webmail/ reserved for mailbox owners, CardDAV/CalDAV
+at /dav/ and mail-client autoconfiguration. The one
 place portal names the API (by module path)."""
 from django.urls import include, path
 
 from portal.console.admin import site as operator_site
 
 urlpatterns = [
+    path("", include("dav.urls")),
+    path("", include("portal.autoconfig.urls")),
     path("", include("portal.partner.urls")),
     path("webmail/", include("portal.webmail.urls")),
     path("accounts/", include("allauth.urls")),

@@ -15,6 +15,8 @@ class Calendar(SyncedCollection):
                                 related_name="calendars", help_text="Empty: the account's own calendar.")
     name = models.CharField(max_length=100, default="Calendar")
     color = models.CharField(max_length=7, default="#2563eb")
+    timezone = models.CharField(max_length=64, blank=True,
+                                help_text="IANA zone the owner sees the calendar in (webmail, new events); empty: UTC.")
     feed_token_digest = models.CharField(max_length=64, null=True, blank=True, unique=True,
                                          help_text="SHA-256 of the read-only .ics feed's token; empty: no feed.")
     created_at = models.DateTimeField(auto_now_add=True)

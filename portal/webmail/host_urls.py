@@ -1,6 +1,7 @@
 """The URLconf of a partner's verified webmail hostname (set per request by
 portal.webmail.host.WebmailHostMiddleware): the webmail at /, the brand's stylesheet and logo, and
-/webmail/... sent to the same page at /... . Nothing else of the platform (portal, API, admin) exists
+/webmail/... sent to the same page at /..., CardDAV/CalDAV and mail-client autoconfiguration (so
+phones can be set up with the hostname the owner knows). Nothing else of the platform (portal, API, admin) exists
 on a partner's hostname. Static files are served by WhiteNoise before any URLconf is read."""
 from django.urls import include, path, re_path
 
@@ -10,5 +11,7 @@ urlpatterns = [
     path("brand/<str:version>/style.css", brand_views.stylesheet, name="webmail-brand-stylesheet"),
     path("brand/<str:version>/logo", brand_views.logo, name="webmail-brand-logo"),
     re_path(r"^webmail/(?P<rest>.*)$", brand_views.platform_path),
+    path("", include("dav.urls")),
+    path("", include("portal.autoconfig.urls")),
     path("", include("portal.webmail.urls")),
 ]

@@ -1,5 +1,5 @@
 """/webmail/ (and / on a partner's verified webmail hostname): the mailbox owners' realm.
-One module per part: sign-in, the mail list, reading, compose, the owner's settings."""
+One module per part: sign-in, the mail list, reading, compose, the owner's settings, contacts, calendar."""
 from django.urls import include, path
 
 from portal.webmail import views
@@ -11,5 +11,7 @@ urlpatterns = [
     path("", include("portal.webmail.reading_urls")),
     path("compose/", include("portal.webmail.compose_urls")),
     path("settings/", include("portal.webmail.settings_urls")),
+    path("contacts/", include("portal.webmail.contacts_urls")),
+    path("calendar/", include("portal.webmail.calendar_urls")),
     path("", include("portal.webmail.mail_list_urls")),  # last: folders/<path:name>/ takes any deeper path
 ]

@@ -1,0 +1,3 @@
+"""Mail-client autoconfiguration on partner domains (Thunderbird autoconfig, Outlook autodiscover)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""The owner's calendar (portal.webmail.calendar)."""
+
+urlpatterns: list = []

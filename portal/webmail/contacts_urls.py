@@ -1,0 +1,3 @@
+"""The owner's contacts (portal.webmail.contacts)."""
+
+urlpatterns: list = []
