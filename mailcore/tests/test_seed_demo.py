@@ -54,3 +54,13 @@ def test_the_demo_passwords_log_in():
     for account in accounts.values():
         response = api.post("/auth/login", {"email": account["email"], "password": account["password"]}, format="json")
         assert response.status_code == 200
+
+
+def test_the_demo_mailbox_has_contacts_and_a_calendar_once():
+    call_command("seed_demo", stdout=StringIO())
+    call_command("seed_demo", stdout=StringIO())
+    hello = Mailbox.objects.get(address="hello@demo.mailwell.test")
+    assert sorted(hello.address_books.get().contacts.values_list("name", flat=True)) == [
+        "Amy Baker", "Ben Okafor", "Chioma Eze"]
+    assert sorted(hello.calendars.get().events.values_list("title", flat=True)) == [
+        "Bakery delivery", "Market day", "Team standup"]
