@@ -58,6 +58,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "portal.webmail.host.WebmailHostMiddleware",  # first: a verified partner hostname is a valid Host
+    "portal.autoconfig.middleware.AutoconfigHostMiddleware",  # autoconfig.<hosted domain> is a valid Host
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -326,6 +327,10 @@ if PRODUCTION and not FIELD_ENCRYPTION_KEY:
 # Host names published in customers' DNS records and used by outgoing mail.
 MAIL_HOST = env_str("MAIL_HOST", "mail.mailwell.test")
 RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")
+# What mail clients are told (autoconfig, autodiscover, the Apple profile): IMAP over TLS and SMTP
+# submission with STARTTLS, both on MAIL_HOST.
+MAIL_CLIENT_IMAP_PORT = env_int("MAIL_CLIENT_IMAP_PORT", 993)
+MAIL_CLIENT_SUBMISSION_PORT = env_int("MAIL_CLIENT_SUBMISSION_PORT", 587)
 # The name of the domain-ownership TXT record (`<prefix>=<token>`): resellers' customers see it in
 # their DNS, so it carries no brand unless a platform sets one. Tokens published under an earlier
 # prefix keep verifying (DOMAIN_VERIFY_LEGACY_PREFIXES).

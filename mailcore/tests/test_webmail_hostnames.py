@@ -287,3 +287,16 @@ def test_tls_allowed_fails_closed_when_the_lookup_breaks(partner, zone, settings
                                    "LOCATION": "redis://127.0.0.1:9/0"}}  # nothing listens there
     assert not tls_allowed("webmail.acme.test")
     assert tls_allowed(WEBMAIL)  # the platform's own names need no lookup
+
+
+def test_tls_is_allowed_for_the_autoconfig_names_of_a_verified_hosted_domain_only(alice):
+    from mailcore.domains.services import domain_create
+    from testkit.factories import make_domain
+
+    make_domain(alice.account, "customer.test")
+    domain_create(account=alice.account, name="pending.test")  # claimed, not verified
+    assert tls_allowed("autoconfig.customer.test") and tls_allowed("AUTODISCOVER.customer.test.")
+    for refused in ("customer.test", "autoconfig.pending.test", "autodiscover.unknown.test",
+                    "x.autoconfig.customer.test", "autoconfig.autoconfig.customer.test", "mail.customer.test",
+                    "autoconfig.", "autoconfig"):
+        assert not tls_allowed(refused), refused

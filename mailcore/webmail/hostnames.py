@@ -367,13 +367,17 @@ def hostname_partner_id(host: str) -> int | None:
 
 def tls_allowed(domain: str) -> bool:
     """May a certificate be issued for `domain`? Only for a verified webmail hostname of a partner in
-    trial or active, and for the platform's own names: exact matches of the normalised name (no
-    wildcard, no DNS look-up). Anything unexpected answers no."""
+    trial or active, the platform's own names, and `autoconfig.<d>` / `autodiscover.<d>` of a verified
+    hosted domain d (mail clients fetch their settings there): exact matches of the normalised name
+    (no wildcard, no DNS look-up). Anything unexpected answers no."""
+    from mailcore.webmail.client_settings import autoconfig_host_domain  # it reads served_hostnames()
+
     try:
         name = hostname_normalise(domain) if isinstance(domain, str) and len(domain) <= 253 else None
         if name is None:
             return False
-        return name in platform_names() or name in served_hostnames()
+        return (name in platform_names() or name in served_hostnames()
+                or autoconfig_host_domain(name) is not None)
     except Exception:
         log.exception("tls_allowed failed for %r", domain)
         return False

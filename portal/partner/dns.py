@@ -5,9 +5,14 @@ from dataclasses import dataclass
 from mailcore.domains.dnscheck import DnsProblem, DnsRecord, spf_include
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_records
+from mailcore.webmail.client_settings import recommended_records
 
 TITLES = {"mx": "Mail routing", "ownership": "Ownership", "spf": "Sender policy (SPF)",
           "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)"}
+# The records that help mail apps set themselves up (recommended, never checked).
+TITLES |= {"autoconfig": "Thunderbird set-up", "autodiscover": "Outlook set-up", "srv_imaps": "Incoming mail server",
+           "srv_submission": "Outgoing mail server", "srv_carddavs": "Contacts server", "txt_carddavs": "Contacts path",
+           "srv_caldavs": "Calendar server", "txt_caldavs": "Calendar path"}
 
 
 @dataclass
@@ -40,6 +45,13 @@ class RecordRow(DnsRecord):
     @property
     def mx_host(self) -> str:
         return self.value.split()[-1] if self.key == "mx" else ""
+
+    @property
+    def srv_fields(self) -> dict[str, str]:
+        """An SRV value in the separate fields most DNS providers ask for."""
+        if self.type != "SRV":
+            return {}
+        return dict(zip(("priority", "weight", "port", "target"), self.value.split(), strict=True))
 
     @property
     def guidance(self) -> str:
@@ -76,6 +88,11 @@ class RecordRow(DnsRecord):
 def record_rows(domain: Domain) -> list[RecordRow]:
     """The five records: the last check, or what to create before any check."""
     return [RecordRow(**vars(record), domain_name=domain.name) for record in domain_records(domain)]
+
+
+def recommended_rows(domain: Domain) -> list[RecordRow]:
+    """The mail-app set-up records: shown beside the five, never checked, never counted."""
+    return [RecordRow(**vars(record), domain_name=domain.name) for record in recommended_records(domain)]
 
 
 @dataclass

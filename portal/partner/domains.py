@@ -21,7 +21,7 @@ from mailcore.partners.selectors import partner_domain_get, partner_domains, par
 from mailcore.partners.services import hosting_partner_enable
 from portal.htmx import regions
 from portal.partner.access import BECOME_PARTNER_TEMPLATE, found_or_404, partner_section
-from portal.partner.dns import dns_summary, domain_dns_summary, record_rows
+from portal.partner.dns import dns_summary, domain_dns_summary, recommended_rows, record_rows
 from portal.partner.forms import DomainAddForm, name_error
 
 DOMAINS_TEMPLATE = "portal/domains.html"
@@ -63,6 +63,7 @@ def _domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
         "domain": domain,
         "records": rows,
         "summary": dns_summary(rows),
+        "recommended": recommended_rows(domain),
         "mailboxes": list(partner_mailboxes(partner=partner).filter(mailbox__domain=domain)),
         **extra,
     }

@@ -1,7 +1,8 @@
-"""The owner's settings: password, identity, forwarding, filters, vacation (portal.webmail.owner_settings)."""
+"""The owner's settings: password, identity, forwarding, filters, vacation (portal.webmail.owner_settings),
+and setting up mail apps (portal.webmail.mobileconfig)."""
 from django.urls import path
 
-from portal.webmail import owner_settings
+from portal.webmail import mobileconfig, owner_settings
 
 urlpatterns = [
     path("", owner_settings.settings_index, name="settings"),
@@ -17,4 +18,6 @@ urlpatterns = [
     path("filters/<int:filter_id>/delete/", owner_settings.settings_filter_delete, name="settings_filter_delete"),
     path("filters/<int:filter_id>/move/", owner_settings.settings_filter_move, name="settings_filter_move"),
     path("vacation/", owner_settings.settings_vacation, name="settings_vacation"),
+    path("mail-apps/", mobileconfig.mail_apps, name="settings_mail_apps"),
+    path("mail-apps/profile.mobileconfig", mobileconfig.mobileconfig, name="settings_mobileconfig"),
 ]
