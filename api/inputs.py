@@ -80,3 +80,16 @@ class StrictInput(serializers.Serializer):
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
+
+
+class ClosedInput(StrictInput):
+    """A body that names only the fields of its schema: any other key is a 422 on that key."""
+
+    refused: dict[str, str] = {}  # field name -> why it is refused here
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = {name: [self.refused.get(name, "Unknown field.")] for name in data if name not in self.fields}
+            if unknown:
+                raise serializers.ValidationError(unknown)
+        return super().to_internal_value(data)

@@ -25,7 +25,8 @@ class HasScope(BasePermission):
 
     def has_permission(self, request, view):
         required = getattr(view, "required_scopes", None)
-        scope = required.get(request.method) if isinstance(required, dict) else required
+        method = "GET" if request.method == "HEAD" else request.method  # HEAD is a GET without the body
+        scope = required.get(method) if isinstance(required, dict) else required
         if scope:
             scope_required(request, scope)
         return True

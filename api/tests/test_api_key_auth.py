@@ -57,6 +57,11 @@ def test_a_missing_scope_is_403_naming_it(api, alice):
     assert response.json() == {"detail": "This API key lacks the 'mailboxes:write' scope."}
 
 
+def test_head_needs_the_scope_get_needs(api, alice):
+    assert api.head("/probe/scoped", HTTP_X_API_KEY=new_key(alice, scopes=["send"])).status_code == 403
+    assert api.head("/probe/scoped", HTTP_X_API_KEY=new_key(alice, scopes=["mailboxes:read"])).status_code == 200
+
+
 def test_a_session_user_acts_with_all_scopes(alice_api):
     assert alice_api.post("/probe/scoped", {"a": 1}, format="json").status_code == 200
 

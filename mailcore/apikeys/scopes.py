@@ -9,6 +9,8 @@ USER_SCOPES = {
     "webhooks": "Manage webhook endpoints",
     "contacts:read": "Read contacts",
     "contacts:write": "Change contacts",
+    "calendar:read": "Read calendar events",
+    "calendar:write": "Change calendar events",
 }
 
 PARTNER_SCOPES = {

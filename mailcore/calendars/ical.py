@@ -60,9 +60,11 @@ def rrule_check(rule: str, start: datetime) -> str:
         raise ICalError("A recurrence rule may be at most 255 characters.")
     try:
         recur = icalendar.vRecur.from_ical(rule)
-        dateutil_rrule.rrulestr(recur.to_ical().decode(), dtstart=start)
+        first = dateutil_rrule.rrulestr(recur.to_ical().decode(), dtstart=start).after(start, inc=True)
     except Exception as exc:
         raise ICalError(f"Not a valid RRULE: {rule!r}.") from exc
+    if first is None:
+        raise ICalError("The rule produces no occurrence from this start.")
     return recur.to_ical().decode()
 
 
@@ -312,10 +314,9 @@ def range_end(text: str) -> datetime | None:
         if "RECURRENCE-ID" in event and "DTEND" in event:
             last = max(last, _utc(event["DTEND"].dt))
     rules = _as_list(main.get("RRULE"))
-    if not rules:
+    if not rules and "RDATE" not in main:
         return last
-    rule = rules[0]
-    if "COUNT" not in rule and "UNTIL" not in rule:
+    if rules and "COUNT" not in rules[0] and "UNTIL" not in rules[0]:
         return None
     series = recurring_ical_events.of(calendar)
     ends = [_utc(event["DTEND"].dt if "DTEND" in event else event["DTSTART"].dt)

@@ -151,6 +151,8 @@ def test_event_rules_are_enforced(mailbox):
         event_create(calendar=calendar, title="Rule", start=when(1), end=when(1), recurrence="FREQ=SOMETIMES")
     with pytest.raises(EventInvalid):
         event_create(calendar=calendar, title="Zone", start=when(1), end=when(1), timezone="Mars/Olympus")
+    with pytest.raises(EventInvalid, match="no occurrence"):
+        event_create(calendar=calendar, title="Never", start=when(1), end=when(1), recurrence="FREQ=DAILY;COUNT=0")
     single = event_create(calendar=calendar, title="Once", start=when(1), end=when(1, 10))
     with pytest.raises(EventInvalid):
         event_update(event=single, occurrence=when(1), title="x")
@@ -178,6 +180,15 @@ def test_ics_import_export_and_client_puts_share_the_change_log(mailbox):
     with pytest.raises(EventConflict):
         event_put(calendar=calendar, href="client-1.ics", text=text, if_match="stale")
     assert [change.href for change in changes_since(calendar, token)] == ["client-1.ics"]
+
+
+def test_a_client_event_with_extra_dates_is_found_in_a_range_past_its_first_date(mailbox):
+    calendar = calendar_for(account=mailbox.account, mailbox=mailbox)
+    text = ical.build(ical.EventFields(uid="rdate-1", title="Twice", start=when(1), end=when(1, 10)))
+    text = text.replace("END:VEVENT", "RDATE:20261220T090000Z\r\nEND:VEVENT")
+    event, _ = event_put(calendar=calendar, href="rdate-1.ics", text=text)
+    assert event.range_end == when(20, 10)
+    assert [p.occurrence.start.day for p in occurrences_between(calendar.events.all(), when(15), when(31))] == [20]
 
 
 def test_the_feed_token_is_kept_as_a_digest_and_can_be_revoked(mailbox):
