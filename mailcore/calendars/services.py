@@ -141,7 +141,7 @@ def event_update(*, event: CalendarEvent, occurrence: datetime | None = None, **
     else:
         text = ical.build(fields, base=event.ical)
     event = _store(event, text)
-    invitations.event_changed(event, before=before)
+    invitations.event_changed(event, before=before, occurrence=occurrence)
     return event
 
 

@@ -101,6 +101,10 @@ def build_message(*, mailbox: Mailbox, payload: dict, message_id: str, rfc_messa
     message.set_content(body_text or "\n")
     if body_html:
         message.add_alternative(_tracked(body_html, message_id, track_opens), subtype="html")
+    calendar = payload.get("calendar")
+    if calendar:  # iMIP (RFC 6047): the alternative clients act on, and a copy as Outlook and Gmail add
+        message.add_alternative(calendar["ical"], subtype="calendar", charset="utf-8",
+                                params={"method": calendar["method"]})
     for attachment in payload.get("attachments", []):
         maintype, _, subtype = attachment["content_type"].partition("/")
         message.add_attachment(
@@ -109,4 +113,7 @@ def build_message(*, mailbox: Mailbox, payload: dict, message_id: str, rfc_messa
             subtype=subtype,
             filename=attachment["filename"],
         )
+    if calendar:
+        message.add_attachment(calendar["ical"].encode(), maintype="application", subtype="ics",
+                               filename="invite.ics")
     return message.as_bytes(policy=message.policy.clone(linesep="\r\n"))

@@ -33,11 +33,15 @@ class SendRequest:
     # Webmail compose sets them; the REST and MCP inputs do not take them.
     in_reply_to: str = ""
     references: str = ""
+    # An iMIP calendar part (RFC 6047): (method, iCalendar text), written as a text/calendar
+    # alternative and an invite.ics copy. Calendar invitations set it; no interface's input takes it.
+    calendar: tuple[str, str] | None = None
 
     @classmethod
     def from_data(cls, data: Mapping) -> "SendRequest":
         """From an interface's parsed input (names as the spec's fields; absent ones take defaults)."""
         known = {f.name for f in fields(cls)}
-        values = {name: value for name, value in data.items() if name in known and value is not None}
+        values = {name: value for name, value in data.items()
+                  if name in known and name != "calendar" and value is not None}
         values["attachments"] = [AttachmentRequest(**dict(a)) for a in data.get("attachments") or []]
         return cls(**values)

@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 MAX_RECIPIENTS = 50
 MAX_UNSEND_WINDOW = 30
+CALENDAR_METHODS = ("REQUEST", "CANCEL", "REPLY")
+MAX_CALENDAR_BYTES = 1_000_000
 FAILED_LISTED_FOR = timedelta(days=7)
 
 
@@ -129,6 +131,17 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
     if references and (problem := message_ids_problem(references, single=False)):
         errors.setdefault("references", []).append(problem)
 
+    calendar = None
+    if request.calendar is not None:
+        method, ical_text = request.calendar
+        if method not in CALENDAR_METHODS or not isinstance(ical_text, str) or not ical_text.strip():
+            errors.setdefault("calendar", []).append(f"a calendar part is one of {', '.join(CALENDAR_METHODS)} "
+                                                     "with iCalendar text")
+        elif len(ical_text.encode()) > MAX_CALENDAR_BYTES:
+            errors.setdefault("calendar", []).append("a calendar part may be at most 1 MB")
+        else:
+            calendar = {"method": method, "ical": ical_text}
+
     now = timezone.now()
     scheduled_at, window = request.scheduled_at, request.unsend_window
     if scheduled_at is not None:
@@ -150,6 +163,8 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
         payload["in_reply_to"] = in_reply_to
     if references:
         payload["references"] = references
+    if calendar:  # likewise only for invitations
+        payload["calendar"] = calendar
     with transaction.atomic():
         if not sandbox and mailbox.is_managed:
             quota_reserve(mailbox=mailbox, at=due_at)

@@ -22,6 +22,9 @@ from django.utils.csp import CSP
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from mailcore.calendars.imip import (
+    invitation_cancel_apply, invitation_card, invitation_reply_record, invitation_respond,
+)
 from mailcore.errors import DomainError
 from mailcore.inbox.display import message_source
 from mailcore.inbox.services import inbox_attachment, message_delete, message_update
@@ -80,6 +83,7 @@ def message(request, mailbox, name: str, uid: int):
         "move_targets": [found.name for found in frame.folders if found.name != shown.folder],
         "in_trash": _folder_with_use(frame, "\\Trash") in (None, shown.folder),
         "archive": _folder_with_use(frame, "\\Archive") not in (None, shown.folder),
+        "invitation": _invitation_card(mailbox, shown),
     })
     response._csp_config = page_policy(remote_images=shown.remote_images_shown)
     return response
@@ -231,3 +235,54 @@ def message_images(request, mailbox, name: str, uid: int):
     else:
         messages.success(request, f"You will be asked again before images from {sender} are shown.")
     return redirect("webmail:message", name, uid)
+
+
+def _invitation_card(mailbox, shown):
+    """The invitation card of a message that may carry a calendar part (multipart or text/calendar)."""
+    content_type = shown.message.content_type
+    if not (content_type.startswith("multipart/") or content_type == "text/calendar"):
+        return None
+    try:
+        return invitation_card(mailbox=mailbox, folder=shown.folder, uid=shown.uid)
+    except StoreUnavailable:  # the message itself was read: show it without the card
+        return None
+
+
+INVITATION_ANSWERS = {"accept": "ACCEPTED", "tentative": "TENTATIVE", "decline": "DECLINED"}
+INVITATION_DONE = {"ACCEPTED": "Accepted: the event is in your calendar and {organizer} was told.",
+                   "TENTATIVE": "Tentatively accepted: the event is in your calendar and {organizer} was told.",
+                   "DECLINED": "Declined: {organizer} was told and the event is not in your calendar."}
+
+
+@require_POST
+@owner_required
+def message_invitation(request, mailbox, name: str, uid: int):
+    """Answer the invitation a message carries (accept, tentative, decline), remove a cancelled event,
+    or record an attendee's reply. The calendar data is read from the owner's own message."""
+    answer = request.POST.get("answer", "")
+    back = redirect("webmail:message", name, uid)
+    try:
+        card = invitation_card(mailbox=mailbox, folder=name, uid=uid)
+        if card is None:
+            raise Http404("This message carries no invitation.")
+        text = card.invitation.text
+        if answer in INVITATION_ANSWERS:
+            partstat = INVITATION_ANSWERS[answer]
+            invitation_respond(mailbox=mailbox, ical_text=text, partstat=partstat)
+            messages.success(request, INVITATION_DONE[partstat].format(organizer=card.invitation.organizer))
+        elif answer == "remove":
+            removed = invitation_cancel_apply(mailbox=mailbox, ical_text=text)
+            messages.success(request, "The event was removed from your calendar." if removed
+                             else "The event was not in your calendar.")
+        elif answer == "record":
+            invitation_reply_record(mailbox=mailbox, ical_text=text)
+            messages.success(request, "Your calendar now shows their answer.")
+        else:
+            messages.error(request, "Nothing was changed: choose accept, tentative or decline.")
+    except StoreUnavailable as exc:
+        return _unavailable(request, mailbox, name, exc)
+    except DomainError as exc:  # not on the list, a later version stored, quota, a locked mailbox
+        messages.error(request, f"Nothing was changed: {exc.detail}")
+    except ValidationError as exc:
+        messages.error(request, "Nothing was changed: the answer could not be sent (" + " ".join(exc.messages) + ").")
+    return back

@@ -9,5 +9,6 @@ urlpatterns = [
     path("folders/<path:name>/messages/<int:uid>/original/", reading.original, name="message_original"),
     path("folders/<path:name>/messages/<int:uid>/actions/", reading.message_action, name="message_action"),
     path("folders/<path:name>/messages/<int:uid>/images/", reading.message_images, name="message_images"),
+    path("folders/<path:name>/messages/<int:uid>/invitation/", reading.message_invitation, name="message_invitation"),
     path("folders/<path:name>/messages/<int:uid>/", reading.message, name="message"),
 ]
