@@ -1,3 +1,11 @@
-"""CardDAV and CalDAV for phones and desktop clients (/dav/, /.well-known/carddav, /.well-known/caldav)."""
+"""CardDAV and CalDAV for phones and desktop clients (/dav/, /.well-known/carddav, /.well-known/caldav).
+One catch-all route: the protocol module walks the tree itself, with or without a trailing slash
+(Django's APPEND_SLASH would answer a PROPFIND with a redirect)."""
+from django.urls import re_path
 
-urlpatterns: list = []
+from dav import protocol
+
+urlpatterns = [
+    re_path(r"^\.well-known/(?P<service>carddav|caldav)/?$", protocol.well_known, name="dav-well-known"),
+    re_path(r"^dav(?:/(?P<path>.*))?$", protocol.dav, name="dav"),
+]

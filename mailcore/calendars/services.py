@@ -146,18 +146,21 @@ def event_update(*, event: CalendarEvent, occurrence: datetime | None = None, **
 
 
 @transaction.atomic
-def event_delete(*, event: CalendarEvent, occurrence: datetime | None = None) -> None:
-    """Delete the event (and cancel it for its attendees), or with `occurrence` only that one."""
+def event_delete(*, event: CalendarEvent, occurrence: datetime | None = None, notify: bool = True) -> None:
+    """Delete the event (and cancel it for its attendees), or with `occurrence` only that one.
+    `notify=False` for sync clients, which send their own cancellations (as they send their invitations)."""
     if occurrence is not None:
         if not event.recurrence:
             raise EventInvalid("Only an occurrence of a repeating event can be deleted on its own.")
         before = _fields(event)
         text = ical.build(replace(before, sequence=before.sequence + 1), base=event.ical)
         event = _store(event, ical.exclude(text, occurrence))
-        invitations.occurrence_cancelled(event, occurrence=occurrence)
+        if notify:
+            invitations.occurrence_cancelled(event, occurrence=occurrence)
         return
     calendar, href = event.calendar, event.href
-    invitations.event_cancelled(event)
+    if notify:
+        invitations.event_cancelled(event)
     event.delete()
     change_record(calendar, href=href, deleted=True)
 
@@ -216,6 +219,26 @@ def events_import(*, calendar: Calendar, text: str) -> ImportResult:
         else:
             result.created += 1
     return result
+
+
+@transaction.atomic
+def calendar_update(*, calendar: Calendar, name: str | None = None, color: str | None = None,
+                    timezone: str | None = None) -> Calendar:
+    """Rename or recolour the calendar, or set the zone its owner sees it in."""
+    if name is not None:
+        if not name.strip():
+            raise EventInvalid("A calendar needs a name.")
+        calendar.name = name.strip()[:100]
+    if color is not None:
+        calendar.color = color.lower()
+    if timezone is not None:
+        try:
+            ical.zone(timezone)
+        except ical.ICalError as exc:
+            raise EventInvalid(str(exc)) from exc
+        calendar.timezone = timezone
+    calendar.save(update_fields=["name", "color", "timezone"])
+    return calendar
 
 
 def calendar_export(*, calendar: Calendar) -> str:

@@ -37,6 +37,14 @@ def address_book_for(*, account: Account, mailbox: Mailbox | None = None) -> Add
     return book
 
 
+def address_book_rename(*, book: AddressBook, name: str) -> AddressBook:
+    if not name.strip():
+        raise ContactInvalid("An address book needs a name.")
+    book.name = name.strip()[:100]
+    book.save(update_fields=["name"])
+    return book
+
+
 def _groups_named(book: AddressBook, names: list[str]) -> list[ContactGroup]:
     groups = []
     for name in names:
