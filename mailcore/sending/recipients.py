@@ -1,10 +1,14 @@
-"""Who a mailbox might write to: the hook behind the compose form's address suggestions. Until
-contacts exist (issue 16 adds them here), it is the people this mailbox recently wrote to (its
-sends) or heard from (the senders of its Inbox), most recent first, its own addresses left out."""
+"""Who a mailbox might write to: the hook behind the compose form's address suggestions. First the
+owner's contacts that have an address (by name; read fresh on every call, so a contact added or
+changed a second ago is suggested at once), then the people this mailbox recently wrote to (its
+sends) or heard from (the senders of its Inbox), most recent first, its own addresses left out
+(that part is cached for a few minutes: it reads the mail store)."""
 from email.utils import getaddresses
 
 from django.core.cache import cache
 
+from mailcore.contacts.models import Contact
+from mailcore.contacts.selectors import contact_search
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.drafts import format_address
@@ -42,12 +46,34 @@ def _candidates(mailbox: Mailbox) -> list[str]:
     return list(found.values())
 
 
+def _contacts(mailbox: Mailbox, query: str, limit: int) -> list[tuple[str, str]]:
+    """(address, "Name <address>") of the owner's contacts matching every word of the query (name,
+    address or company), by name; none when the mailbox's plan has no contacts."""
+    if not mailbox.effective_plan.has_feature("contacts"):
+        return []
+    rows = contact_search(Contact.objects.filter(book__mailbox=mailbox).exclude(email=""), query)
+    return [(email, format_address(name, email))
+            for name, email in rows.order_by("name", "pk").values_list("name", "email")[:limit]]
+
+
 def recipient_suggestions(*, mailbox: Mailbox, query: str, limit: int = 8) -> list[str]:
-    """Up to `limit` correspondents whose name or address contains the query (all, for an empty one)."""
+    """Up to `limit` people whose name or address contains the query (all, for an empty one): the
+    owner's contacts first, then recent correspondents not among them."""
+    needle = query.strip()
+    contacts = _contacts(mailbox, needle, limit)
+    known = {address.lower() for address, _ in contacts}
+    found = [entry for _, entry in contacts]
+    if len(found) >= limit:
+        return found
     key = f"webmail:recipients:{mailbox.pk}"
     candidates = cache.get(key)
     if candidates is None:
         candidates = _candidates(mailbox)
         cache.set(key, candidates, CACHE_SECONDS)
-    needle = query.strip().casefold()
-    return [entry for entry in candidates if needle in entry.casefold()][:limit]
+    folded = needle.casefold()
+    for entry in candidates:
+        if folded in entry.casefold() and getaddresses([entry])[0][1].lower() not in known:
+            found.append(entry)
+            if len(found) == limit:
+                break
+    return found

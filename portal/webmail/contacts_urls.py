@@ -1,3 +1,18 @@
-"""The owner's contacts (portal.webmail.contacts)."""
+"""The owner's contacts (portal.webmail.contacts). Included at contacts/."""
+from django.urls import path
 
-urlpatterns: list = []
+from portal.webmail import contacts
+
+urlpatterns = [
+    path("", contacts.contacts, name="contacts"),
+    path("new/", contacts.contact_new, name="contact_new"),
+    path("select/", contacts.contacts_bulk, name="contacts_bulk"),
+    path("import/", contacts.contacts_import_view, name="contacts_import"),
+    path("export/", contacts.contacts_export_view, name="contacts_export"),
+    path("groups/", contacts.groups, name="contacts_groups"),
+    path("groups/<int:group_id>/", contacts.group_edit, name="contacts_group"),
+    path("groups/<int:group_id>/delete/", contacts.group_remove, name="contacts_group_delete"),
+    path("<int:contact_id>/", contacts.contact_detail, name="contact"),
+    path("<int:contact_id>/edit/", contacts.contact_edit, name="contact_edit"),
+    path("<int:contact_id>/delete/", contacts.contact_remove, name="contact_delete"),
+]

@@ -1,0 +1,455 @@
+"""The owner's contacts in the webmail: the list (search, group filter, paging), a contact's page,
+new/edit/delete, groups (create, rename, delete, add or remove many contacts at once), vCard import
+and export. The book is the mailbox's own (`address_book_for(account=, mailbox=)`), the one its
+phone syncs over CardDAV; reads go through mailcore.contacts.selectors, writes through
+mailcore.contacts.services, so every change re-renders the vCard and moves the sync token.
+Every page is a plain form or link; with htmx the search and paging swap only the list."""
+import re
+from dataclasses import dataclass
+from functools import wraps
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.db.models import Count
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from mailcore.accounts.selectors import plan_gate_message
+from mailcore.contacts.models import AddressBook, Contact, ContactGroup
+from mailcore.contacts.selectors import book_group_get, book_groups, contact_list, mailbox_contact_get
+from mailcore.contacts.services import (
+    ContactConflict,
+    ContactInvalid,
+    address_book_for,
+    contact_create,
+    contact_delete,
+    contact_update,
+    contacts_export,
+    contacts_import,
+    group_create,
+    group_delete,
+    group_members_set,
+    group_rename,
+)
+from mailcore.errors import DomainError
+from mailcore.paging import MAX_PAGE, page_window
+from mailcore.sending.drafts import format_address
+from portal.partner.forms import PortalForm
+from portal.webmail.access import owner_required
+
+PER_PAGE = 50
+IMPORT_MAX_BYTES = 5 * 1024 * 1024
+NOTES_MAX = 10_000
+BULK_MAX = 500  # contacts ticked in one go (a page holds 50)
+PHONE_CHARACTERS = re.compile(r"^[0-9+()./\- ]*(?:(?:ext\.?|x) ?[0-9]+)?$", re.IGNORECASE)
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+# forms
+
+
+class ContactSearchForm(forms.Form):
+    q = forms.CharField(label="Search contacts", required=False, max_length=200)
+    group = forms.IntegerField(required=False, min_value=1)
+    page = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE)
+
+
+def _one_line(value: str, label: str) -> str:
+    if CONTROL.search(value):
+        raise forms.ValidationError(f"The {label} must be one line of text.")
+    return value
+
+
+class ContactForm(PortalForm):
+    """A contact's fields as the owner types them; groups are ticked by name, plus one new name."""
+
+    name = forms.CharField(label="Name", max_length=255,
+                           widget=forms.TextInput(attrs={"autocomplete": "off", "placeholder": "Ann Lee"}))
+    email = forms.EmailField(label="Email", required=False, max_length=320,
+                             widget=forms.EmailInput(attrs={"autocomplete": "off",
+                                                            "placeholder": "ann@example.com"}))
+    phone = forms.CharField(label="Phone", required=False, max_length=64,
+                            widget=forms.TextInput(attrs={"type": "tel", "autocomplete": "off",
+                                                          "placeholder": "+44 20 7946 0958"}))
+    company = forms.CharField(label="Company", required=False, max_length=255)
+    notes = forms.CharField(label="Notes", required=False, max_length=NOTES_MAX, strip=False,
+                            widget=forms.Textarea(attrs={"rows": 4}))
+    groups = forms.MultipleChoiceField(label="Groups", required=False, widget=forms.CheckboxSelectMultiple)
+    new_group = forms.CharField(label="New group", required=False, max_length=100,
+                                help_text="Type a name to make a group and put this contact in it.")
+
+    def __init__(self, *args, group_names: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["groups"].choices = [(name, name) for name in group_names]
+
+    def clean_name(self):
+        return _one_line(self.cleaned_data["name"], "name")
+
+    def clean_company(self):
+        return _one_line(self.cleaned_data["company"], "company")
+
+    def clean_new_group(self):
+        return _one_line(self.cleaned_data["new_group"], "group name")
+
+    def clean_phone(self):
+        phone = self.cleaned_data["phone"]
+        if not PHONE_CHARACTERS.match(phone) or (phone and not any(char.isdigit() for char in phone)):
+            raise forms.ValidationError("Enter a phone number: digits, spaces, + ( ) - . / and an optional "
+                                        "extension (\u201cext 12\u201d).")
+        return phone
+
+    def contact_input(self) -> dict:
+        data = self.cleaned_data
+        groups = list(data["groups"])
+        if data["new_group"] and data["new_group"] not in groups:
+            groups.append(data["new_group"])
+        return {"name": data["name"], "email": data["email"], "phone": data["phone"], "company": data["company"],
+                "notes": data["notes"], "groups": groups}
+
+    @classmethod
+    def initial_for(cls, contact: Contact) -> dict:
+        return {"name": contact.name, "email": contact.email, "phone": contact.phone, "company": contact.company,
+                "notes": contact.notes, "groups": [group.name for group in contact.groups.all()]}
+
+
+class GroupForm(PortalForm):
+    name = forms.CharField(label="Group name", max_length=100,
+                           widget=forms.TextInput(attrs={"autocomplete": "off", "placeholder": "Family"}))
+
+    def clean_name(self):
+        return _one_line(self.cleaned_data["name"], "group name")
+
+
+class ImportForm(PortalForm):
+    file = forms.FileField(label="vCard file (.vcf)",
+                           help_text="One or more vCards (version 3 or 4), as phones, Gmail, Outlook and Apple "
+                                     "Contacts export them. Up to 5 MB.",
+                           widget=forms.ClearableFileInput(attrs={"accept": ".vcf,.vcard,text/vcard,text/x-vcard"}))
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > IMPORT_MAX_BYTES:
+            raise forms.ValidationError(f"The file is {upload.size / 1048576:.1f} MB; it may be at most 5 MB.")
+        raw = upload.read()
+        for encoding in ("utf-8-sig", "cp1252"):  # vCard 4 is UTF-8; older exports are often Windows text
+            try:
+                return raw.decode(encoding)
+            except UnicodeDecodeError:
+                continue
+        raise forms.ValidationError("The file is not text: choose a .vcf file.")
+
+
+class BulkGroupForm(forms.Form):
+    action = forms.ChoiceField(choices=[("add", "Add to group"), ("remove", "Remove from group")])
+    group = forms.IntegerField(min_value=1, error_messages={"required": "Choose a group."})
+    contacts = forms.TypedMultipleChoiceField(coerce=int, error_messages={"required": "Tick at least one contact."})
+    back = forms.CharField(required=False, max_length=2000)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Any number is a valid choice here: the view looks each id up in the owner's own book.
+        self.fields["contacts"].valid_value = lambda value: str(value).isdigit()
+
+
+# access
+
+
+def _posted(request):
+    """The POST data, so that an empty POST is a bound (invalid) form, not an unbound one."""
+    return request.POST if request.method == "POST" else None
+
+
+def contacts_required(view):
+    """The signed-in owner, their book, and only on a plan with contacts (else a 403 page that says why)."""
+
+    @owner_required
+    @wraps(view)
+    def wrapped(request, mailbox, *args, **kwargs):
+        if not mailbox.effective_plan.has_feature("contacts"):
+            return render(request, "webmail/contacts/not_in_plan.html",
+                          {"mailbox": mailbox, "webmail_app": "contacts",
+                           "gate_message": plan_gate_message("contacts")}, status=403)
+        book = address_book_for(account=mailbox.account, mailbox=mailbox)
+        return view(request, mailbox, book, *args, **kwargs)
+
+    return wrapped
+
+
+def _contact_or_404(mailbox, contact_id: int) -> Contact:
+    try:
+        return mailbox_contact_get(mailbox=mailbox, contact_id=contact_id)
+    except Contact.DoesNotExist:
+        raise Http404("No such contact.") from None
+
+
+def _group_or_404(book: AddressBook, group_id: int) -> ContactGroup:
+    try:
+        return book_group_get(book=book, group_id=group_id)
+    except ContactGroup.DoesNotExist:
+        raise Http404("No such group.") from None
+
+
+def _with_write_to(contact: Contact) -> Contact:
+    """What the Write link puts in compose's To: "Name <address>"."""
+    contact.write_to = format_address(contact.name, contact.email) if contact.email else ""
+    return contact
+
+
+def _groups_with_counts(book: AddressBook) -> list[ContactGroup]:
+    return list(book_groups(book=book).annotate(size=Count("contacts")))
+
+
+def _page(request, mailbox, book, template: str, context: dict, *, status: int = 200):
+    groups = context.pop("groups", None)
+    if groups is None:
+        groups = _groups_with_counts(book)
+    return render(request, template, {"mailbox": mailbox, "book": book, "webmail_app": "contacts", "groups": groups,
+                                      "book_size": book.contacts.count(), **context}, status=status)
+
+
+# the list
+
+
+@dataclass
+class ContactPage:
+    """What components/pagination.html reads, for one window of page_window."""
+
+    number: int
+    total: int
+    size: int
+
+    @property
+    def num_pages(self) -> int:
+        return max(1, -(-self.total // self.size))
+
+    @property
+    def paginator(self):
+        return self
+
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    def has_next(self) -> bool:
+        return self.number < self.num_pages
+
+    def has_other_pages(self) -> bool:
+        return self.num_pages > 1
+
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+
+@require_GET
+@contacts_required
+def contacts(request, mailbox, book):
+    form = ContactSearchForm(request.GET)
+    form.is_valid()  # a bad page or group number falls back to the first page, every contact
+    data = {name: value for name, value in form.cleaned_data.items() if name not in form.errors}
+    search, page_number = data.get("q") or "", data.get("page") or 1
+    group = None
+    if data.get("group"):
+        group = _group_or_404(book, data["group"])
+    rows = contact_list(account=mailbox.account, mailbox=mailbox, search=search, group=group)
+    total = rows.count()
+    found = [_with_write_to(contact)
+             for contact in page_window(rows.prefetch_related("groups"), page=page_number, size=PER_PAGE)]
+    query = urlencode([(name, value) for name, value in (("q", search), ("group", group and group.pk)) if value])
+    context = {"contacts": found, "total": total, "search": search, "group": group, "query": query,
+               "page": ContactPage(number=page_number, total=total, size=PER_PAGE),
+               "back": request.get_full_path()}
+    if request.htmx:
+        return _page(request, mailbox, book, "webmail/contacts/list.html#contact-list", context)
+    return _page(request, mailbox, book, "webmail/contacts/list.html", context)
+
+
+@require_POST
+@contacts_required
+def contacts_bulk(request, mailbox, book):
+    """Add the ticked contacts to a group, or take them out of it; back to the list as it was."""
+    form = BulkGroupForm(request.POST)
+    back = request.POST.get("back", "")
+    if not back.startswith(reverse("webmail:contacts")):
+        back = reverse("webmail:contacts")
+    if not form.is_valid():
+        for errors in form.errors.values():
+            messages.error(request, " ".join(errors))
+        return redirect(back)
+    group = _group_or_404(book, form.cleaned_data["group"])
+    ids = form.cleaned_data["contacts"][:BULK_MAX]
+    chosen = list(contact_list(account=mailbox.account, mailbox=mailbox).filter(pk__in=ids).prefetch_related("groups"))
+    if len(chosen) != len(set(ids)):
+        raise Http404("No such contact.")
+    adding = form.cleaned_data["action"] == "add"
+    group_members_set(group=group, contacts=chosen, member=adding)
+    count = f"{len(chosen)} contact{'s' if len(chosen) != 1 else ''}"
+    messages.success(request, f"{count} added to {group.name}." if adding else f"{count} taken out of {group.name}.")
+    return redirect(back)
+
+
+# one contact
+
+
+@require_GET
+@contacts_required
+def contact_detail(request, mailbox, book, contact_id: int):
+    contact = _with_write_to(_contact_or_404(mailbox, contact_id))
+    return _page(request, mailbox, book, "webmail/contacts/detail.html", {"contact": contact})
+
+
+def _save_contact(form: ContactForm, save) -> Contact | None:
+    if not form.is_valid():
+        return None
+    try:
+        return save(form.contact_input())
+    except DomainError as exc:  # ContactInvalid: e.g. a vCard the library cannot render
+        form.add_error(None, exc.detail)
+        return None
+
+
+@require_http_methods(["GET", "POST"])
+@contacts_required
+def contact_new(request, mailbox, book):
+    group_names = [group.name for group in book_groups(book=book)]
+    initial = {}
+    if request.method == "GET":  # "New contact" from a group's list starts in that group
+        chosen = request.GET.get("group", "")
+        initial = {"groups": [g.name for g in book_groups(book=book) if str(g.pk) == chosen],
+                   "email": request.GET.get("email", "")[:320], "name": request.GET.get("name", "")[:255]}
+    form = ContactForm(_posted(request), group_names=group_names, initial=initial)
+    if request.method == "POST":
+        contact = _save_contact(form, lambda data: contact_create(book=book, **data))
+        if contact is not None:
+            messages.success(request, f"{contact.name} added to your contacts.")
+            return redirect("webmail:contact", contact.pk)
+        return _page(request, mailbox, book, "webmail/contacts/edit.html", {"form": form, "contact": None},
+                     status=400)
+    return _page(request, mailbox, book, "webmail/contacts/edit.html", {"form": form, "contact": None})
+
+
+@require_http_methods(["GET", "POST"])
+@contacts_required
+def contact_edit(request, mailbox, book, contact_id: int):
+    contact = _contact_or_404(mailbox, contact_id)
+    group_names = [group.name for group in book_groups(book=book)]
+    form = ContactForm(_posted(request), group_names=group_names, initial=ContactForm.initial_for(contact))
+    if request.method == "POST":
+        saved = _save_contact(form, lambda data: contact_update(contact=contact, **data))
+        if saved is not None:
+            messages.success(request, f"{saved.name} saved.")
+            return redirect("webmail:contact", saved.pk)
+        return _page(request, mailbox, book, "webmail/contacts/edit.html", {"form": form, "contact": contact},
+                     status=400)
+    return _page(request, mailbox, book, "webmail/contacts/edit.html", {"form": form, "contact": contact})
+
+
+@require_http_methods(["GET", "POST"])
+@contacts_required
+def contact_remove(request, mailbox, book, contact_id: int):
+    contact = _contact_or_404(mailbox, contact_id)
+    if request.method == "GET":
+        return _page(request, mailbox, book, "webmail/contacts/delete.html", {"contact": contact})
+    contact_delete(contact=contact)
+    messages.success(request, f"{contact.name} deleted from your contacts.")
+    return redirect("webmail:contacts")
+
+
+# groups
+
+
+@require_http_methods(["GET", "POST"])
+@contacts_required
+def groups(request, mailbox, book):
+    form = GroupForm(_posted(request))
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                group = group_create(book=book, name=form.cleaned_data["name"])
+            except (ContactInvalid, ContactConflict) as exc:
+                form.add_error("name", exc.detail)
+            else:
+                messages.success(request, f"Group {group.name} made. Tick contacts in the list to add them.")
+                return redirect("webmail:contacts_groups")
+        return _page(request, mailbox, book, "webmail/contacts/groups.html", {"form": form}, status=400)
+    return _page(request, mailbox, book, "webmail/contacts/groups.html", {"form": form})
+
+
+@require_http_methods(["GET", "POST"])
+@contacts_required
+def group_edit(request, mailbox, book, group_id: int):
+    """Rename a group (its contacts' vCards follow)."""
+    group = _group_or_404(book, group_id)
+    form = GroupForm(_posted(request), initial={"name": group.name}, prefix=f"group-{group.pk}")
+    if request.method == "POST":
+        if form.is_valid():
+            old = group.name
+            try:
+                group_rename(group=group, name=form.cleaned_data["name"])
+            except (ContactInvalid, ContactConflict) as exc:
+                form.add_error("name", exc.detail)
+            else:
+                messages.success(request, f"Group {old} renamed to {group.name}.")
+                return redirect("webmail:contacts_groups")
+        return _page(request, mailbox, book, "webmail/contacts/group_edit.html", {"form": form, "group": group},
+                     status=400)
+    return _page(request, mailbox, book, "webmail/contacts/group_edit.html", {"form": form, "group": group})
+
+
+@require_http_methods(["GET", "POST"])
+@contacts_required
+def group_remove(request, mailbox, book, group_id: int):
+    group = _group_or_404(book, group_id)
+    if request.method == "GET":
+        return _page(request, mailbox, book, "webmail/contacts/group_delete.html",
+                     {"group": group, "members": group.contacts.count()})
+    name = group.name
+    group_delete(group=group)
+    messages.success(request, f"Group {name} deleted; its contacts are still in your contacts.")
+    return redirect("webmail:contacts_groups")
+
+
+# vCard files
+
+
+@require_http_methods(["GET", "POST"])
+@contacts_required
+def contacts_import_view(request, mailbox, book):
+    form = ImportForm(request.POST, request.FILES) if request.method == "POST" else ImportForm()
+    result = None
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                result = contacts_import(book=book, text=form.cleaned_data["file"])
+            except ContactInvalid as exc:
+                form.add_error("file", f"Nothing was imported: {exc.detail}")
+            else:
+                status = 200
+                form = ImportForm()
+    return _page(request, mailbox, book, "webmail/contacts/import.html", {"form": form, "result": result},
+                 status=status)
+
+
+@require_GET
+@contacts_required
+def contacts_export_view(request, mailbox, book):
+    """Every contact, or one group's (?group=), as one .vcf download."""
+    group = None
+    group_id = request.GET.get("group", "")
+    if group_id:
+        if not group_id.isdigit():
+            raise Http404("No such group.")
+        group = _group_or_404(book, int(group_id))
+    rows = contact_list(account=mailbox.account, mailbox=mailbox, group=group)
+    response = HttpResponse(contacts_export(contacts=rows.iterator()), content_type="text/vcard; charset=utf-8")
+    name = f"contacts-{slugify(group.name) or 'group'}.vcf" if group else "contacts.vcf"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
