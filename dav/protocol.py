@@ -21,7 +21,6 @@ from xml.etree import ElementTree as ET
 
 import icalendar
 from django.conf import settings
-from django.db.models import Q
 from django.http import HttpResponse, HttpResponsePermanentRedirect
 from django.utils.http import http_date
 from django.views.decorators.csrf import csrf_exempt
@@ -45,6 +44,7 @@ from mailcore.ipnets import client_ip
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.passwords import mailbox_password_verify
 from mailcore.throttle import LoginThrottled, throttle_check, throttle_count_failure, throttle_keys
+from mailcore.webmail.sessions import mailbox_of_partner
 
 ROOT = "/dav/"
 REALM = "Mailwell"
@@ -139,12 +139,6 @@ def _partner_id(request) -> int | None:
     return getattr(brand, "partner_id", None)
 
 
-def _belongs_to_partner(mailbox: Mailbox, partner_id: int) -> bool:
-    """A mailbox of one of the partner's clients (the rule of the webmail's sign-in on a partner's hostname)."""
-    return Mailbox.objects.filter(pk=mailbox.pk).filter(
-        Q(partner_mailbox__partner_id=partner_id) | Q(domain__client__partner_id=partner_id)).exists()
-
-
 def _sign_in(request) -> Mailbox | HttpResponse:
     credentials = _credentials(request)
     if credentials is None:
@@ -159,7 +153,7 @@ def _sign_in(request) -> Mailbox | HttpResponse:
                .filter(address__iexact=address, kind=Mailbox.Kind.MANAGED).first())
     ok = mailbox is not None and mailbox_password_verify(password, mailbox.password_hash)
     partner_id = _partner_id(request)
-    if not ok or (partner_id is not None and not _belongs_to_partner(mailbox, partner_id)):
+    if not ok or (partner_id is not None and not mailbox_of_partner(mailbox, partner_id)):
         throttle_count_failure(keys)
         return _challenge()
     if not mailbox.is_active:

@@ -41,7 +41,7 @@ def _why_disabled(mailbox: Mailbox) -> str:
     return "This mailbox is switched off. Ask whoever gave it to you."
 
 
-def _belongs_to_partner(mailbox: Mailbox, partner_id: int) -> bool:
+def mailbox_of_partner(mailbox: Mailbox, partner_id: int) -> bool:
     """A mailbox of one of the partner's clients: a partner mailbox of it, or on a client's domain."""
     return Mailbox.objects.filter(pk=mailbox.pk).filter(
         Q(partner_mailbox__partner_id=partner_id) | Q(domain__client__partner_id=partner_id)).exists()
@@ -56,7 +56,7 @@ def webmail_login(*, address: str, password: str, client_ip: str, remember: bool
     throttle_check(keys)
     mailbox = Mailbox.objects.filter(address__iexact=address.strip(), kind=Mailbox.Kind.MANAGED).first()
     ok = mailbox is not None and mailbox_password_verify(password, mailbox.password_hash)
-    if not ok or (partner_id is not None and not _belongs_to_partner(mailbox, partner_id)):
+    if not ok or (partner_id is not None and not mailbox_of_partner(mailbox, partner_id)):
         throttle_count_failure(keys)
         raise WebmailLoginRefused(WRONG)
     if not mailbox.is_active:
@@ -79,7 +79,7 @@ def webmail_session_for(raw: str | None, *, partner_id: int | None = None) -> We
     if (session is None or not digest_matches(raw, session.token_digest) or session.ended_at is not None
             or session.expires_at <= timezone.now() or not session.mailbox.is_active):
         return None
-    if partner_id is not None and not _belongs_to_partner(session.mailbox, partner_id):
+    if partner_id is not None and not mailbox_of_partner(session.mailbox, partner_id):
         return None
     return session
 
