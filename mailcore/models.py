@@ -13,6 +13,7 @@ from mailcore.outbound.models import OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.contacts.models import AddressBook, Contact, ContactChange, ContactGroup
+from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment, StepDelivery, Suppression
 from mailcore.calendars.models import Calendar, CalendarEvent, CalendarEventChange
 from mailcore.webmail.models import (
     MailFilter, RemoteImageSender, SieveScript, VacationAnswer, VacationReply, WebmailBrand, WebmailHostname,
@@ -20,6 +21,11 @@ from mailcore.webmail.models import (
 )
 
 __all__ = [
+    "Campaign",
+    "CampaignStep",
+    "Enrollment",
+    "StepDelivery",
+    "Suppression",
     "AddressBook",
     "Calendar",
     "Contact",

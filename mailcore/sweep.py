@@ -24,6 +24,7 @@ class Job:
 JOBS = [
     Job("dispatch-due-mail", "mailcore.sending.dispatch:outbound_dispatch_due", 1),
     Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1),
+    Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1),
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
     Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),
     Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),

@@ -133,6 +133,8 @@ CELERY_BEAT_SCHEDULE = {
 }
 # How often the embedded worker (no Redis) runs the sweep, in seconds.
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 2)
+# Campaign mail one account may send per hour across its campaigns (on top of each mailbox's quota).
+CAMPAIGN_SENDS_PER_HOUR = env_int("CAMPAIGN_SENDS_PER_HOUR", 1000)
 
 AUTH_USER_MODEL = "mailcore.User"
 AUTHENTICATION_BACKENDS = [

@@ -2,8 +2,9 @@
 all read and write. Each contact keeps its canonical vCard text (what a sync client gets back,
 unknown properties included) plus the fields lifted out of it for search and the JSON APIs.
 
-A book belongs to the account (`mailbox` empty: the integrators' `/contacts` and the partners'
-campaign contacts) or to one mailbox (its owner's webmail and phone)."""
+A book belongs to the account (`mailbox` empty: the integrators' `/contacts`), to one of a hosting
+partner's clients (the partner API's contacts and campaign audiences: a client's customers are its
+own, never another client's) or to one mailbox (its owner's webmail and phone)."""
 from django.db import models
 from django.db.models import Q
 
@@ -14,13 +15,18 @@ class AddressBook(SyncedCollection):
     account = models.ForeignKey("mailcore.Account", on_delete=models.CASCADE, related_name="address_books")
     mailbox = models.ForeignKey("mailcore.Mailbox", on_delete=models.CASCADE, null=True, blank=True,
                                 related_name="address_books", help_text="Empty: the account's own book.")
+    client = models.ForeignKey("mailcore.PartnerClient", on_delete=models.CASCADE, null=True, blank=True,
+                               related_name="address_books",
+                               help_text="A hosting partner's client: its own book (the partner API's contacts).")
     name = models.CharField(max_length=100, default="Contacts")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["mailbox"], condition=Q(mailbox__isnull=False), name="addressbook_one_per_mailbox"),
-            models.UniqueConstraint(fields=["account"], condition=Q(mailbox__isnull=True), name="addressbook_one_per_account"),
+            models.UniqueConstraint(fields=["account"], condition=Q(mailbox__isnull=True, client__isnull=True),
+                                    name="addressbook_one_per_account"),
+            models.UniqueConstraint(fields=["client"], condition=Q(client__isnull=False), name="addressbook_one_per_client"),
         ]
 
     def __str__(self) -> str:

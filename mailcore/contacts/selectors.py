@@ -20,7 +20,7 @@ def contact_list(*, account: Account, mailbox: Mailbox | None = None, only_accou
     if mailbox is not None:
         contacts = contacts.filter(book__mailbox=mailbox)
     elif only_account_book:
-        contacts = contacts.filter(book__mailbox__isnull=True)
+        contacts = contacts.filter(book__mailbox__isnull=True, book__client__isnull=True)
     if group is not None:
         contacts = contacts.filter(groups=group)
     return contact_search(contacts, search).order_by("name", "pk")

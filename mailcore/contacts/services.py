@@ -31,9 +31,19 @@ def address_book_for(*, account: Account, mailbox: Mailbox | None = None) -> Add
         raise ValueError("mailbox of another account")
     try:
         with transaction.atomic():
-            book, _ = AddressBook.objects.get_or_create(account=account, mailbox=mailbox)
+            book, _ = AddressBook.objects.get_or_create(account=account, mailbox=mailbox, client=None)
     except IntegrityError:  # two first uses at once
-        book = AddressBook.objects.get(account=account, mailbox=mailbox)
+        book = AddressBook.objects.get(account=account, mailbox=mailbox, client=None)
+    return book
+
+
+def client_address_book(*, client) -> AddressBook:
+    """A hosting partner's client's own book (the partner API's contacts and campaign audiences)."""
+    try:
+        with transaction.atomic():
+            book, _ = AddressBook.objects.get_or_create(client=client, defaults={"account": client.partner.account})
+    except IntegrityError:
+        book = AddressBook.objects.get(client=client)
     return book
 
 
