@@ -23,6 +23,8 @@ class Campaign(models.Model):
     group = models.ForeignKey("mailcore.ContactGroup", on_delete=models.SET_NULL, null=True, blank=True,
                               related_name="campaigns")
     segment_filter = models.JSONField(default=list, blank=True)
+    postal_address = models.TextField(blank=True, help_text="The sender's postal address, shown in every footer "
+                                      "(required by anti-spam laws before sending).")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -36,14 +36,15 @@ def _check_segment(book: AddressBook, segment) -> None:
 
 @transaction.atomic
 def campaign_create(*, mailbox: Mailbox, book: AddressBook, from_email: str, name: str, subject: str,
-                    body_html: str, group: ContactGroup | None = None, segment_filter=None) -> Campaign:
+                    body_html: str, group: ContactGroup | None = None, segment_filter=None,
+                    postal_address: str = "") -> Campaign:
     """A draft with its first step (a campaign starts as a single send)."""
     if group is not None and group.book_id != book.pk:
         raise CampaignInvalid("group_id: not a group of these contacts.")
     _check_segment(book, segment_filter or [])
     campaign = Campaign.objects.create(account=mailbox.account, mailbox=mailbox, book=book, name=name.strip(),
                                        from_email=from_email.strip().lower(), group=group,
-                                       segment_filter=segment_filter or [])
+                                       segment_filter=segment_filter or [], postal_address=postal_address.strip())
     CampaignStep.objects.create(campaign=campaign, position=1, subject=subject, body_html=body_html)
     return campaign
 
@@ -65,7 +66,7 @@ def campaign_update(*, campaign: Campaign, **changes) -> Campaign:
         elif name == "segment_filter":
             _check_segment(campaign.book, value or [])
             campaign.segment_filter = value or []
-        elif name in ("name", "from_email"):
+        elif name in ("name", "from_email", "postal_address"):
             setattr(campaign, name, value.strip().lower() if name == "from_email" else value.strip())
         else:
             raise TypeError(f"unknown campaign field {name!r}")
@@ -167,6 +168,8 @@ def campaign_send(*, campaign: Campaign) -> int:
         raise CampaignState(f"The campaign is {campaign.status}; only a draft can be sent.")
     if not campaign.mailbox.is_active:
         raise CampaignState(f"{campaign.mailbox.address} is switched off.")
+    if not campaign.postal_address:
+        raise CampaignInvalid("postal_address: bulk mail must show the sender's postal address; set it first.")
     now = timezone.now()
     first = campaign.steps.order_by("position").first()
     people = list(audience(campaign=campaign).values_list("pk", "email", "name"))

@@ -31,7 +31,8 @@ def setup(alice):
 
 def drip(mailbox, book, **options):
     campaign = campaign_create(mailbox=mailbox, book=book, from_email=mailbox.address, name="Welcome",
-                               subject="Hello {{first_name}}", body_html="<p>Hi {{name}}</p>", **options)
+                               subject="Hello {{first_name}}", body_html="<p>Hi {{name}}</p>",
+                               postal_address="1 Market Street, Springfield", **options)
     step_add(campaign=campaign, delay_hours=24, subject="Day two", body_html="<p>Two</p>")
     step_add(campaign=campaign, delay_hours=48, subject="Day four", body_html="<p>Four</p>")
     return campaign
@@ -120,7 +121,7 @@ def test_a_segment_filter_is_checked_and_narrows_the_audience(setup):
         campaign_create(mailbox=mailbox, book=book, from_email=mailbox.address, name="x", subject="s", body_html="b",
                         segment_filter=[{"field": "password", "op": "equals", "value": "x"}])
     campaign = campaign_create(mailbox=mailbox, book=book, from_email=mailbox.address, name="x", subject="s",
-                               body_html="b", segment_filter=[{"any": [
+                               body_html="b", postal_address="1 Market Street", segment_filter=[{"any": [
                                    {"field": "email", "op": "starts_with", "value": "p1"},
                                    {"field": "name", "op": "equals", "value": "Person 2"}]}])
     assert campaign_send(campaign=campaign) == 12  # p1, p10-p19, p2
