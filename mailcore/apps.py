@@ -6,6 +6,8 @@ class MailcoreConfig(AppConfig):
     verbose_name = "Mail core"
 
     def ready(self) -> None:
+        from mailcore.campaigns import feedback as campaign_feedback
         from mailcore.webmail import alias_changes
 
         alias_changes.connect()
+        campaign_feedback.connect()  # campaign deliveries hear what became of their mail

@@ -281,7 +281,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"LapseActionEnum": "mailcore.partners.models.LapseAction",
-                            "PartnerPlanEnum": ["pro", "premium"]},
+                            "PartnerPlanEnum": ["pro", "premium"],
+                            "CampaignStatusEnum": ["draft", "sending", "paused", "completed", "cancelled"]},
 }
 
 # Session tokens for browser/mobile clients of the JSON API (POST /auth/login).

@@ -9,6 +9,7 @@ from portal.console.admin import site as operator_site
 urlpatterns = [
     path("", include("dav.urls")),
     path("", include("portal.autoconfig.urls")),
+    path("", include("portal.unsubscribe_urls")),
     path("", include("portal.partner.urls")),
     path("webmail/", include("portal.webmail.urls")),
     path("accounts/", include("allauth.urls")),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api.hosting import billing, management, payg, views
+from api.hosting import billing, campaigns, contacts, management, payg, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
@@ -31,4 +31,23 @@ urlpatterns = [
     path("mailboxes/<int:mailbox_id>/aliases/<int:alias_id>", management.HostingAliasDetailApi.as_view()),
     path("mailboxes/<int:mailbox_id>/identity", management.HostingIdentityApi.as_view()),
     path("forwarding/confirm/<str:token>", management.ForwardingConfirmApi.as_view()),
+    # contacts and campaigns (of the client that owns the mailbox's domain)
+    path("mailboxes/<int:mailbox_id>/contacts", contacts.HostingContactListApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/contacts/import", contacts.HostingContactImportApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/contacts/export", contacts.HostingContactExportApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/contacts/groups", contacts.HostingGroupListApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/contacts/groups/<int:group_id>", contacts.HostingGroupDetailApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/contacts/<int:contact_id>", contacts.HostingContactDetailApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns", campaigns.HostingCampaignListApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns/<int:campaign_id>", campaigns.HostingCampaignDetailApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns/<int:campaign_id>/steps", campaigns.HostingStepListApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns/<int:campaign_id>/steps/<int:step_id>",
+         campaigns.HostingStepDetailApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns/<int:campaign_id>/send", campaigns.HostingCampaignSendApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns/<int:campaign_id>/pause", campaigns.HostingCampaignPauseApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns/<int:campaign_id>/resume",
+         campaigns.HostingCampaignResumeApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns/<int:campaign_id>/cancel",
+         campaigns.HostingCampaignCancelApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/campaigns/<int:campaign_id>/stats", campaigns.HostingCampaignStatsApi.as_view()),
 ]

@@ -46,3 +46,11 @@ def book_groups(*, book: AddressBook) -> QuerySet[ContactGroup]:
 
 def book_group_get(*, book: AddressBook, group_id: int) -> ContactGroup:
     return ContactGroup.objects.get(book=book, pk=group_id)
+
+
+def contact_with_email(*, book: AddressBook, email: str, but: Contact | None = None) -> Contact | None:
+    """The book's contact with this address (any case), other than `but`."""
+    others = Contact.objects.filter(book=book, email__iexact=email.strip())
+    if but is not None:
+        others = others.exclude(pk=but.pk)
+    return others.first()

@@ -9,6 +9,7 @@ from mailcore.accounts.models import Account
 from mailcore.changelog import change_record, etag_of
 from mailcore.contacts import vcard
 from mailcore.contacts.models import AddressBook, Contact, ContactGroup
+from mailcore.contacts.selectors import contact_with_email
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.mailboxes.models import Mailbox
 
@@ -35,6 +36,13 @@ def address_book_for(*, account: Account, mailbox: Mailbox | None = None) -> Add
     except IntegrityError:  # two first uses at once
         book = AddressBook.objects.get(account=account, mailbox=mailbox, client=None)
     return book
+
+
+def contact_address_free(*, book: AddressBook, email: str, but: Contact | None = None) -> None:
+    """A client's book holds one contact per address (campaigns enrol by address): ContactConflict if taken."""
+    other = contact_with_email(book=book, email=email, but=but)
+    if other is not None:
+        raise ContactConflict(f"Contact {other.pk} has the address {email} already; update that one.")
 
 
 def client_address_book(*, client) -> AddressBook:

@@ -9,7 +9,9 @@ from mailcore.domains.models import DkimKey
 
 SELECTOR = "dkim"
 SIGNED_HEADERS = [b"from", b"to", b"cc", b"reply-to", b"subject", b"date", b"message-id", b"mime-version",
-                  b"content-type"]
+                  b"content-type",
+                  # bulk mail: RFC 8058 requires the one-click pair to be signed; Gmail asks for Feedback-ID
+                  b"list-unsubscribe", b"list-unsubscribe-post", b"feedback-id"]
 
 
 def dkim_key_for(domain_name: str) -> DkimKey:

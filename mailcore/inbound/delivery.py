@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from mailcore.events.services import emit
 from mailcore.inbound.parsing import InboundSummary, fallback_message_id, read_or_empty, summarise
-from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, resolve
+from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, ReturnPathPlan, resolve
 from mailcore.inbound.threads import is_reply, thread_assign
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.relay import relay
-from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record
+from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record, return_path_record
 from mailcore.store.base import DeliveryRefused, QuotaExceeded, StoreError, with_headers
 from mailcore.store.factory import store_for
 from mailcore.timefmt import iso
@@ -75,12 +75,14 @@ def deliver_if_hosted(raw: bytes, recipient: str, envelope_from: str) -> str | N
     return deliver(raw, recipient, envelope_from, plan=plan).reply
 
 
-def deliver(raw: bytes, recipient: str, envelope_from: str, *, plan: DeliveryPlan | Rejection | None = None
-            ) -> DeliveryResult:
+def deliver(raw: bytes, recipient: str, envelope_from: str, *,
+            plan: DeliveryPlan | ReturnPathPlan | Rejection | None = None) -> DeliveryResult:
     """Deliver to one recipient; `plan` is its resolution when the caller already has it (RCPT)."""
     plan = plan or resolve(recipient)
     if isinstance(plan, Rejection):
         return DeliveryResult(recipient, plan.reply)
+    if isinstance(plan, ReturnPathPlan):
+        return _return_path(raw, recipient, plan)
     mailbox = plan.mailbox
     trace = delivered_to(raw)
     if mailbox.address.lower() in trace:
@@ -110,6 +112,17 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *, plan: DeliveryPla
         return DeliveryResult(recipient, "250 2.0.0 Delivered", mailbox.address, True, stored.uid, forwarded)
     reply = f"250 2.1.5 Forwarded to {len(forwarded)} address(es)"
     return DeliveryResult(recipient, reply, mailbox.address, False, None, forwarded)
+
+
+def _return_path(raw: bytes, recipient: str, plan: ReturnPathPlan) -> DeliveryResult:
+    """Mail to a bulk send's signed return path: a bounce or complaint is recorded against that send;
+    anything else (auto-replies, which go to the return path too) is accepted and dropped."""
+    feedback = feedback_from(raw, soft=True)
+    if feedback is None:
+        log.info("mail to the return path of %s is not a report; dropped", plan.message.message_id)
+        return DeliveryResult(recipient, "250 2.0.0 Accepted")
+    return_path_record(feedback=feedback, message=plan.message)
+    return DeliveryResult(recipient, "250 2.0.0 Report recorded")
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,15 @@
 An address resolves to a mailbox directly, through an alias, or through a "+tag" subaddress of
 either; the plan says which forwarding rules are live and whether a copy stays in the mailbox.
 Anything else is a typed rejection carrying its SMTP reply (RFC 5321 code, RFC 3463 status).
+A bulk send's signed return path (bounces+<id>-<signature>@domain, mailcore.outbound.feedback)
+resolves to that message: what arrives there is read as a report about it, never stored.
 """
 from dataclasses import dataclass
 
 from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
+from mailcore.outbound.feedback import return_path_message
+from mailcore.outbound.models import OutboundMessage
 
 SUBADDRESS_DELIMITER = "+"
 
@@ -34,6 +38,11 @@ class DeliveryPlan:
     keep_copy: bool  # store in the mailbox: no live rule, or at least one live rule keeps a copy
 
 
+@dataclass(frozen=True)
+class ReturnPathPlan:
+    message: OutboundMessage  # the bulk send whose signed return path the address is
+
+
 BAD_ADDRESS = Rejection(501, "5.1.3", "Bad recipient address syntax")
 NOT_HOSTED = Rejection(550, "5.7.1", "Relaying denied: domain not hosted here")
 UNKNOWN_USER = Rejection(550, "5.1.1", "No such user here")
@@ -52,13 +61,15 @@ def _mailbox_for(address: str) -> Mailbox | None:
     return mailbox
 
 
-def resolve(address: str) -> DeliveryPlan | Rejection:
+def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
     address = normalise_address(address)
     local_part, at, domain_name = address.rpartition("@")
     if not at or not local_part or not domain_name:
         return BAD_ADDRESS
     if not Domain.objects.filter(name=domain_name, status=Domain.Status.VERIFIED).exists():
         return NOT_HOSTED
+    if message := return_path_message(address):
+        return ReturnPathPlan(message)
     mailbox = _mailbox_for(address)
     if mailbox is None and SUBADDRESS_DELIMITER in local_part:
         mailbox = _mailbox_for(f"{local_part.split(SUBADDRESS_DELIMITER, 1)[0]}@{domain_name}")

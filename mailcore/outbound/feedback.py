@@ -18,12 +18,25 @@ email.spam_reported, one per report (Feedback-Type other than auth-failure and n
     message_id, mailbox, recipient (Original-Rcpt-To, else the send's only recipient, else null),
     feedback_type ("abuse", "fraud", ...), user_agent (the reporter's, "" when absent),
     reported_at (ISO 8601, arrival of the report).
+
+Signed return paths (VERP): a bulk send (payload "verp") goes out with the envelope sender
+bounces+<id>-<signature>@<sending domain>, so its bounces come back to an address that names
+exactly that message; the signature (an HMAC of the id with SECRET_KEY) makes a forged one fail.
+Reports arriving there are matched by the address alone (return_path_record), soft failures
+included, and are never stored in a mailbox.
+
+Outcomes: whatever keeps its own state about sends (campaign deliveries, above this layer)
+subscribes once with outcome_listen; dispatch, the report handling here and the tracking
+endpoints call outcome_report inside their own transaction. A listener's failure is logged and
+never costs the send, the delivery of the report or the event.
 """
 import base64
 import logging
 import quopri
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
 from email import policy
 from email.message import Message
 from email.parser import BytesHeaderParser, BytesParser, HeaderParser
@@ -31,6 +44,7 @@ from typing import Literal
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from mailcore.accounts.models import Account
 from mailcore.events.services import emit
@@ -65,14 +79,16 @@ class Feedback:
     kind: Literal["bounce", "complaint"]
     original_message_id: str  # "<id@host>" of the message the report is about
     failed: tuple[FailedRecipient, ...] = ()  # bounce
+    soft: tuple[FailedRecipient, ...] = ()  # bounce, read with soft=True: failed with a 4.x.x status
     feedback_type: str = ""  # complaint
     user_agent: str = ""
     recipients: tuple[str, ...] = ()  # complaint: Original-Rcpt-To
 
 
-def feedback_from(raw: bytes, *, content_type: str | None = None) -> Feedback | None:
+def feedback_from(raw: bytes, *, content_type: str | None = None, soft: bool = False) -> Feedback | None:
     """The hard bounce or complaint this message reports; None for anything else, bad mail included.
-    `content_type` is the message's, when the caller has parsed it already."""
+    `content_type` is the message's, when the caller has parsed it already; with `soft`, a report of
+    failures after temporary errors only (the sender's queue gave up) is a bounce too."""
     try:
         if content_type is None:
             content_type = BytesHeaderParser(policy=policy.compat32).parsebytes(raw).get_content_type()
@@ -80,7 +96,7 @@ def feedback_from(raw: bytes, *, content_type: str | None = None) -> Feedback | 
             return None  # the common case, decided from the headers alone
         report = BytesParser(policy=policy.compat32).parsebytes(raw)
         parts = [part for part in report.get_payload() if isinstance(part, Message)]
-        return _bounce(report, parts) or _complaint(report, parts)
+        return _bounce(report, parts, soft=soft) or _complaint(report, parts)
     except Exception:  # bad mail is still mail: it is delivered, it just reports nothing
         log.info("unreadable multipart/report", exc_info=True)
         return None
@@ -110,6 +126,8 @@ def feedback_record(*, feedback: Feedback, account: Account) -> bool:
                     **about, "recipient": recipient, "status": failed.status, "diagnostic": failed.diagnostic,
                     "bounced_at": now,
                 })
+                outcome_report(SendOutcome(original, "bounced", recipient=recipient, status=failed.status,
+                                           detail=failed.diagnostic))
         else:
             sent_to = _sent_to(original)
             recipient = _as_sent(original, *feedback.recipients) or (sent_to[0] if len(sent_to) == 1 else None)
@@ -117,28 +135,138 @@ def feedback_record(*, feedback: Feedback, account: Account) -> bool:
                 **about, "recipient": recipient, "feedback_type": feedback.feedback_type,
                 "user_agent": feedback.user_agent, "reported_at": now,
             })
+            outcome_report(SendOutcome(original, "complained", recipient=recipient or "",
+                                       detail=feedback.feedback_type))
     return True
 
 
-def _bounce(report: Message, parts: list[Message]) -> Feedback | None:
+def return_path_record(*, feedback: Feedback, message: OutboundMessage) -> None:
+    """A report that arrived at the message's signed return path: about that message whatever it
+    names. Hard failures raise email.bounced as any bounce does; every failure, soft ones included,
+    and complaints are reported as outcomes with `verified` set."""
+    now = iso(timezone.now(), timespec="seconds")
+    about = {"message_id": str(message.message_id), "mailbox": message.mailbox.address}
+    sent_to = _sent_to(message)
+    with transaction.atomic():
+        if feedback.kind == "complaint":
+            recipient = _as_sent(message, *feedback.recipients) or (sent_to[0] if len(sent_to) == 1 else "")
+            emit(account=message.account, name="email.spam_reported", sandbox=message.sandbox, data={
+                **about, "recipient": recipient or None, "feedback_type": feedback.feedback_type,
+                "user_agent": feedback.user_agent, "reported_at": now,
+            })
+            outcome_report(SendOutcome(message, "complained", recipient=recipient, detail=feedback.feedback_type,
+                                       verified=True))
+            return
+        seen = set()
+        for failed in (*feedback.failed, *feedback.soft):
+            recipient = _as_sent(message, failed.original_recipient, failed.recipient)
+            if len(sent_to) == 1:  # a bulk send has one recipient: the report cannot name another
+                recipient = sent_to[0]
+            if recipient.casefold() in seen:
+                continue
+            seen.add(recipient.casefold())
+            if failed.status.startswith("5."):
+                emit(account=message.account, name="email.bounced", sandbox=message.sandbox, data={
+                    **about, "recipient": recipient, "status": failed.status, "diagnostic": failed.diagnostic,
+                    "bounced_at": now,
+                })
+            outcome_report(SendOutcome(message, "bounced", recipient=recipient, status=failed.status,
+                                       detail=failed.diagnostic, verified=True))
+
+
+# Signed return paths (VERP)
+
+RETURN_PATH_LOCAL_PART = "bounces"
+_RETURN_PATH_SALT = "mailwell.outbound.return-path"
+
+
+def _return_path_signature(message_pk: int) -> str:
+    """120 bits of HMAC in lower-case base32: local parts are matched case-insensitively."""
+    digest = salted_hmac(_RETURN_PATH_SALT, str(message_pk), algorithm="sha256").digest()
+    return base64.b32encode(digest[:15]).decode().lower()
+
+
+def return_path_for(message: OutboundMessage) -> str:
+    """The envelope sender of a bulk send: bounces+<id>-<signature>@<the sending domain>."""
+    domain = message.mailbox.address.rpartition("@")[2]
+    return f"{RETURN_PATH_LOCAL_PART}+{message.pk}-{_return_path_signature(message.pk)}@{domain}"
+
+
+def return_path_message(address: str) -> OutboundMessage | None:
+    """The message whose signed return path this address is; None for any other address, a forged or
+    altered one included (no database read before the signature checks out)."""
+    local, _, domain = address.strip().strip("<>").lower().rpartition("@")
+    prefix, plus, tag = local.partition("+")
+    number, dash, signature = tag.partition("-")
+    if prefix != RETURN_PATH_LOCAL_PART or not plus or not dash or not number.isdigit() or len(number) > 18:
+        return None
+    if not constant_time_compare(signature, _return_path_signature(int(number))):
+        return None
+    message = OutboundMessage.objects.select_related("mailbox", "account").filter(pk=int(number)).first()
+    if message is None or message.mailbox.address.rpartition("@")[2].lower() != domain:
+        return None
+    return message
+
+
+# Outcomes of sends, for the layers above
+
+@dataclass(frozen=True)
+class SendOutcome:
+    message: OutboundMessage
+    kind: Literal["delivered", "bounced", "complained", "opened", "clicked"]
+    recipient: str = ""
+    status: str = ""  # bounced: the enhanced status code, "5.1.1" or "4.4.7"
+    detail: str = ""  # bounced: the diagnostic or reply; complained: the feedback type
+    # bounced/complained: it came from our own relay's answer or to the message's signed return path,
+    # so it is about this message and recipient for sure (a report at a mailbox may be made up)
+    verified: bool = False
+    at: datetime | None = None
+
+
+OutcomeListener = Callable[[SendOutcome], None]
+_listeners: list[OutcomeListener] = []
+
+
+def outcome_listen(listener: OutcomeListener) -> None:
+    """Subscribe once, at start-up (mailcore.apps)."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def outcome_report(outcome: SendOutcome) -> None:
+    """Tell every listener, each in a savepoint of the caller's transaction."""
+    if outcome.at is None:
+        outcome = replace(outcome, at=timezone.now())
+    for listener in _listeners:
+        try:
+            with transaction.atomic():
+                listener(outcome)
+        except Exception:
+            log.exception("outcome %s of message %s not recorded by %s", outcome.kind, outcome.message.pk,
+                          getattr(listener, "__qualname__", listener))
+
+
+def _bounce(report: Message, parts: list[Message], *, soft: bool = False) -> Feedback | None:
     status_part = next((part for part in parts if part.get_content_type() in _STATUS_PARTS), None)
     if status_part is None:
         return None
     blocks = _field_blocks(status_part)
-    failed = []
+    failed, temporary = [], []
     for block in blocks:
         if "final-recipient" not in block or _first_word(_field(block, "action")) != "failed":
             continue
         diagnostic = _without_type(_field(block, "diagnostic-code"))
         status = _status(_field(block, "status"), diagnostic)
         recipient = _address(_field(block, "final-recipient"))
+        found = FailedRecipient(recipient, _address(_field(block, "original-recipient")) or None, status, diagnostic)
         if status.startswith("5.") and recipient:
-            failed.append(FailedRecipient(recipient, _address(_field(block, "original-recipient")) or None,
-                                          status, diagnostic))
+            failed.append(found)
+        elif soft and status.startswith("4.") and recipient:
+            temporary.append(found)
     original_id = _original_message_id(report, parts, blocks)
-    if not failed or not original_id:
+    if not (failed or temporary) or not (original_id or soft):
         return None
-    return Feedback("bounce", original_id, failed=tuple(failed))
+    return Feedback("bounce", original_id, failed=tuple(failed), soft=tuple(temporary))
 
 
 def _complaint(report: Message, parts: list[Message]) -> Feedback | None:

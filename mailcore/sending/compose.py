@@ -17,6 +17,9 @@ _MIME_TYPE = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+/[!#$%&'*+\-.^_`|~0-9A-Za-
 # RFC 5322 msg-id as mail clients write it: "<" id-left "@" id-right ">", printable, no spaces.
 MSG_ID = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
 MAX_REFERENCES_LENGTH = 4000
+# A link marked with this attribute (written before its href) is left as it is: the unsubscribe link of
+# bulk mail must never count as a click nor depend on the tracking redirect.
+NO_TRACK = "data-no-track"
 _HREF = re.compile(r"""(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?://[^"']+)\2""", re.IGNORECASE)
 
 
@@ -70,7 +73,14 @@ def _tracked(body_html: str, message_id: str, track_opens: bool) -> str:
     """Links become signed redirects (a click event each); an opened pixel when asked for."""
     if not track_opens:
         return body_html
-    body_html = _HREF.sub(lambda m: f"{m.group(1)}{m.group(2)}{html.escape(tracking.click_url(message_id, html.unescape(m.group(3))))}{m.group(2)}", body_html)
+
+    def redirect(m: re.Match) -> str:
+        if NO_TRACK in m.group(1):
+            return m.group(0)
+        url = html.escape(tracking.click_url(message_id, html.unescape(m.group(3))))
+        return f"{m.group(1)}{m.group(2)}{url}{m.group(2)}"
+
+    body_html = _HREF.sub(redirect, body_html)
     pixel = f'<img src="{tracking.open_url(message_id)}" width="1" height="1" alt="" style="display:none">'
     return f"{body_html}\n{pixel}"
 
@@ -116,4 +126,8 @@ def build_message(*, mailbox: Mailbox, payload: dict, message_id: str, rfc_messa
     if calendar:
         message.add_attachment(calendar["ical"].encode(), maintype="application", subtype="ics",
                                filename="invite.ics")
-    return message.as_bytes(policy=message.policy.clone(linesep="\r\n"))
+    raw = message.as_bytes(policy=message.policy.clone(linesep="\r\n"))
+    # Bulk-mail headers (checked printable ASCII, one line) go first, as they are: the email package
+    # would encode a long URL as RFC 2047 words, which List-Unsubscribe readers do not decode.
+    extra = "".join(f"{name}: {value}\r\n" for name, value in payload.get("headers", []))
+    return extra.encode("ascii") + raw

@@ -14,8 +14,9 @@ from django.utils import timezone
 from mailcore.domains.dkim import dkim_sign
 from mailcore.events.services import emit
 from mailcore.inbound.delivery import deliver_if_hosted
+from mailcore.outbound.feedback import SendOutcome, outcome_report, return_path_for
 from mailcore.outbound.models import OutboundMessage
-from mailcore.outbound.relay import relay
+from mailcore.outbound.relay import Outcome, relay
 from mailcore.sending.compose import build_message
 from mailcore.store.base import StoreError
 from mailcore.store.factory import store_for
@@ -108,6 +109,30 @@ def _retry_or_fail(message_id: int, reply: str) -> None:
             _fail(message, reply)
 
 
+def _report_outcomes(message: OutboundMessage, outcomes: list[Outcome], gave_up: list[str]) -> None:
+    """What this attempt did for each recipient of a bulk send: accepted (delivered), refused for good
+    (a bounce from the relay's own answer), or given up after the last retry (a soft bounce)."""
+    for outcome in outcomes:
+        if outcome.accepted:
+            outcome_report(SendOutcome(message, "delivered", recipient=outcome.recipient))
+        elif outcome.status == "refused":
+            outcome_report(SendOutcome(message, "bounced", recipient=outcome.recipient, verified=True,
+                                       status=reply_status(outcome.reply), detail=outcome.reply))
+    for recipient in gave_up:
+        outcome_report(SendOutcome(message, "bounced", recipient=recipient, status="4.4.7", verified=True,
+                                   detail=f"retries exhausted: {message.last_error}"))
+
+
+def reply_status(reply: str) -> str:
+    """The enhanced status code of an SMTP reply ("550 5.1.1 ..." -> "5.1.1"), else its class ("5.0.0")."""
+    code, _, rest = reply.partition(" ")
+    status = rest.split(" ", 1)[0]
+    parts = status.split(".")
+    if len(parts) == 3 and all(part.isdigit() for part in parts) and status[:1] == code[:1]:
+        return status
+    return f"{code[:1]}.0.0" if code[:1].isdigit() else "5.0.0"
+
+
 def outbound_dispatch(*, message_id: int) -> None:
     """Build, sign, hand over and record one claimed message. Safe to call again after a crash."""
     message = OutboundMessage.objects.select_related("mailbox", "account").get(pk=message_id)
@@ -133,10 +158,14 @@ def outbound_dispatch(*, message_id: int) -> None:
     refused: list[dict] = list(message.payload.get("refused", []))  # refusals of earlier attempts count too
     accepted = message.payload.get("accepted", 0)
     deferred_replies = []
+    outcomes: list[Outcome] = []
+    gave_up: list[str] = []
     if message.sandbox:
         accepted, pending = len(pending), []  # the whole pipeline ran; only the SMTP hand-over is skipped
     else:
-        outcomes = relay(mailbox.address, pending, raw, local=deliver_if_hosted)
+        # Bulk mail goes out with its signed return path, so its bounces name exactly this message.
+        envelope_from = return_path_for(message) if message.payload.get("verp") else mailbox.address
+        outcomes = relay(envelope_from, pending, raw, local=deliver_if_hosted)
         refused += [{"recipient": o.recipient, "reply": o.reply} for o in outcomes if o.status == "refused"]
         accepted += sum(1 for o in outcomes if o.accepted)
         pending = [o.recipient for o in outcomes if o.status == "deferred"]
@@ -152,9 +181,12 @@ def outbound_dispatch(*, message_id: int) -> None:
             message.save()
         else:
             refused += [{"recipient": r, "reply": "retries exhausted"} for r in pending]
+            gave_up = list(pending)
             if pending:
                 message.last_error = "; ".join(deferred_replies)
             _finish(message, refused=refused, accepted=accepted, now=now)
+        if message.payload.get("verp"):
+            _report_outcomes(message, outcomes, gave_up)
     if message.status == OutboundMessage.Status.SENT and not message.sandbox:
         try:
             store_for(mailbox).append("Sent", raw, flags=("\\Seen",))

@@ -5,6 +5,10 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 
+# Fields only our own code sets (invitations, campaigns): never read from an interface's input.
+INTERNAL_FIELDS = frozenset({"calendar", "headers", "verp"})
+
+
 @dataclass(frozen=True)
 class AttachmentRequest:
     filename: str
@@ -36,12 +40,16 @@ class SendRequest:
     # An iMIP calendar part (RFC 6047): (method, iCalendar text), written as a text/calendar
     # alternative and an invite.ics copy. Calendar invitations set it; no interface's input takes it.
     calendar: tuple[str, str] | None = None
+    # Bulk mail (campaign deliveries): extra headers from BULK_HEADERS (List-Unsubscribe, ...) and a
+    # signed return path (VERP) as the envelope sender. Campaigns set them; no interface's input takes them.
+    headers: tuple[tuple[str, str], ...] = ()
+    verp: bool = False
 
     @classmethod
     def from_data(cls, data: Mapping) -> "SendRequest":
         """From an interface's parsed input (names as the spec's fields; absent ones take defaults)."""
         known = {f.name for f in fields(cls)}
         values = {name: value for name, value in data.items()
-                  if name in known and name != "calendar" and value is not None}
+                  if name in known and name not in INTERNAL_FIELDS and value is not None}
         values["attachments"] = [AttachmentRequest(**dict(a)) for a in data.get("attachments") or []]
         return cls(**values)

@@ -31,6 +31,9 @@ MAX_UNSEND_WINDOW = 30
 CALENDAR_METHODS = ("REQUEST", "CANCEL", "REPLY")
 MAX_CALENDAR_BYTES = 1_000_000
 FAILED_LISTED_FOR = timedelta(days=7)
+# The only extra headers a SendRequest may carry (bulk mail), each at most once.
+BULK_HEADERS = ("List-Unsubscribe", "List-Unsubscribe-Post", "Precedence", "Feedback-ID")
+MAX_BULK_HEADER_LENGTH = 900
 
 
 class MailboxLocked(DomainError):
@@ -78,6 +81,21 @@ def _attachments(attachments: list[AttachmentRequest], cap_mb: int, errors: dict
         errors.setdefault("attachments", []).append(
             f"attachments total {total / 1048576:.1f} MB; your plan allows {cap_mb} MB per message"
         )
+    return cleaned
+
+
+def _bulk_headers(headers: tuple[tuple[str, str], ...], errors: dict) -> list[list[str]]:
+    """Allowlisted, printable ASCII, once each: they are written as they are (never encoded)."""
+    cleaned, seen = [], set()
+    for name, value in headers:
+        if name not in BULK_HEADERS or name in seen:
+            errors.setdefault("headers", []).append(f"{name!r} is not a header a send may set (or is set twice)")
+        elif not value.isascii() or header_problem(value) or not 0 < len(value) <= MAX_BULK_HEADER_LENGTH:
+            errors.setdefault("headers", []).append(f"{name}: must be 1 to {MAX_BULK_HEADER_LENGTH} printable "
+                                                    "ASCII characters on one line")
+        else:
+            seen.add(name)
+            cleaned.append([name, value])
     return cleaned
 
 
@@ -142,6 +160,8 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
         else:
             calendar = {"method": method, "ical": ical_text}
 
+    headers = _bulk_headers(request.headers, errors)
+
     now = timezone.now()
     scheduled_at, window = request.scheduled_at, request.unsend_window
     if scheduled_at is not None:
@@ -165,6 +185,10 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
         payload["references"] = references
     if calendar:  # likewise only for invitations
         payload["calendar"] = calendar
+    if headers:  # and for bulk mail
+        payload["headers"] = headers
+    if request.verp:
+        payload["verp"] = True
     with transaction.atomic():
         if not sandbox and mailbox.is_managed:
             quota_reserve(mailbox=mailbox, at=due_at)

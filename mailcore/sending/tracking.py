@@ -8,6 +8,7 @@ from django.core import signing
 from django.utils import timezone
 
 from mailcore.events.services import emit
+from mailcore.outbound.feedback import SendOutcome, outcome_report
 
 _OPEN_SALT = "mailwell.tracking.open"
 _CLICK_SALT = "mailwell.tracking.click"
@@ -88,6 +89,7 @@ def tracking_open(*, token: str, client_ip: str, user_agent: str) -> None:
         },
         sandbox=message.sandbox,
     )
+    outcome_report(SendOutcome(message, "opened"))
 
 
 def tracking_click(*, token: str) -> str:
@@ -101,4 +103,5 @@ def tracking_click(*, token: str) -> str:
               "clicked_at": timezone.now().isoformat().replace("+00:00", "Z")},
         sandbox=message.sandbox,
     )
+    outcome_report(SendOutcome(message, "clicked", detail=url))
     return url
