@@ -1,0 +1,88 @@
+"""The real background worker (`manage.py worker`) as a separate process on the test database, so a
+test can kill it with SIGKILL in the middle of its work and start it again.
+
+The test must be transactional (its rows committed where the child reads them). On SQLite the
+test database is a file (conftest.py) that the child opens through DATABASE_URL; on PostgreSQL the
+child connects to the same test database by name."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def database_url() -> str:
+    """The test database as a DATABASE_URL the child process understands."""
+    db = connection.settings_dict
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        name = str(db["NAME"])
+        if name == ":memory:" or "mode=memory" in name:
+            raise RuntimeError("a worker process cannot share an in-memory SQLite database")
+        return f"sqlite:///{Path(name).resolve()}"
+    if db["ENGINE"] == "django.db.backends.postgresql":
+        credentials = quote(db["USER"] or "")
+        if db.get("PASSWORD"):
+            credentials += ":" + quote(db["PASSWORD"])
+        host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+        return f"postgres://{credentials}@{host}/{db['NAME']}"
+    raise RuntimeError(f"no worker process for {db['ENGINE']}")
+
+
+class WorkerProcess:
+    """`python manage.py worker` with its own DATA_DIR (its own cache, so its sweep locks are its
+    own: two of them really run the same jobs at the same time) and the given settings."""
+
+    def __init__(self, data_dir: Path, **environment: str):
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DATA_DIR": str(self.data_dir),
+                            "DATABASE_URL": database_url(), "SWEEP_INTERVAL_SECONDS": "1",
+                            "DB_CONN_MAX_AGE": "0", **environment}
+        self.process: subprocess.Popen | None = None
+        self.log = self.data_dir / "worker.log"
+        self.starts = 0
+
+    def start(self) -> "WorkerProcess":
+        assert self.process is None or self.process.poll() is not None, "already running"
+        self.starts += 1
+        with open(self.log, "a") as log:
+            self.process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=self.environment,
+                                            stdout=log, stderr=subprocess.STDOUT)
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: no handler runs, no transaction commits, nothing is cleaned up."""
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def output(self) -> str:
+        return self.log.read_text() if self.log.exists() else ""
+
+
+def wait_until(condition, *, timeout: float = 60, every: float = 0.01, what: str = "the condition",
+               workers=()) -> None:
+    """Poll `condition` until it is true; fail with the workers' output after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            logs = "\n".join(worker.output()[-3000:] for worker in workers)
+            raise AssertionError(f"timed out waiting for {what}\n{logs}")
+        time.sleep(every)
