@@ -4,7 +4,7 @@ latest change, deletions included as tombstones. A sync token names a revision; 
 it are the log rows above it. One row per resource keeps the log as small as the collection."""
 import hashlib
 
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.db.models import F
 
 
@@ -24,6 +24,16 @@ class ChangeRecord(models.Model):
 
     class Meta:
         abstract = True
+
+
+def collection_first_use(model: type[SyncedCollection], *, defaults: dict | None = None, **key) -> SyncedCollection:
+    """The collection with this key, made on first use (two first uses at once both get the one row)."""
+    try:
+        with transaction.atomic():
+            collection, _ = model.objects.get_or_create(defaults=defaults, **key)
+    except IntegrityError:
+        collection = model.objects.get(**key)
+    return collection
 
 
 def etag_of(text: str) -> str:

@@ -6,12 +6,12 @@ import secrets
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from mailcore.accounts.models import Account
 from mailcore.calendars import ical, invitations
 from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.changelog import change_record, etag_of
+from mailcore.changelog import change_record, collection_first_use, etag_of
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.mailboxes.models import Mailbox
 
@@ -33,12 +33,7 @@ def calendar_for(*, account: Account, mailbox: Mailbox | None = None) -> Calenda
     """The account's own calendar (no mailbox) or the mailbox's, made on first use."""
     if mailbox is not None and mailbox.account_id != account.pk:
         raise ValueError("mailbox of another account")
-    try:
-        with transaction.atomic():
-            calendar, _ = Calendar.objects.get_or_create(account=account, mailbox=mailbox)
-    except IntegrityError:
-        calendar = Calendar.objects.get(account=account, mailbox=mailbox)
-    return calendar
+    return collection_first_use(Calendar, account=account, mailbox=mailbox)
 
 
 def _attendees(addresses, known: list[dict]) -> list[dict]:

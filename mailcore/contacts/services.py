@@ -3,10 +3,10 @@ through `_save`/`_remove`, which re-render the vCard, refresh its ETag and log t
 sync clients, in one transaction."""
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from mailcore.accounts.models import Account
-from mailcore.changelog import change_record, etag_of
+from mailcore.changelog import change_record, collection_first_use, etag_of
 from mailcore.contacts import vcard
 from mailcore.contacts.models import AddressBook, Contact, ContactGroup
 from mailcore.contacts.selectors import contact_with_email
@@ -30,12 +30,7 @@ def address_book_for(*, account: Account, mailbox: Mailbox | None = None) -> Add
     """The account's own book (no mailbox) or the mailbox's personal one, made on first use."""
     if mailbox is not None and mailbox.account_id != account.pk:
         raise ValueError("mailbox of another account")
-    try:
-        with transaction.atomic():
-            book, _ = AddressBook.objects.get_or_create(account=account, mailbox=mailbox, client=None)
-    except IntegrityError:  # two first uses at once
-        book = AddressBook.objects.get(account=account, mailbox=mailbox, client=None)
-    return book
+    return collection_first_use(AddressBook, account=account, mailbox=mailbox, client=None)
 
 
 def contact_address_free(*, book: AddressBook, email: str, but: Contact | None = None) -> None:
@@ -47,12 +42,7 @@ def contact_address_free(*, book: AddressBook, email: str, but: Contact | None =
 
 def client_address_book(*, client) -> AddressBook:
     """A hosting partner's client's own book (the partner API's contacts and campaign audiences)."""
-    try:
-        with transaction.atomic():
-            book, _ = AddressBook.objects.get_or_create(client=client, defaults={"account": client.partner.account})
-    except IntegrityError:
-        book = AddressBook.objects.get(client=client)
-    return book
+    return collection_first_use(AddressBook, client=client, defaults={"account": client.partner.account})
 
 
 def address_book_rename(*, book: AddressBook, name: str) -> AddressBook:
