@@ -15,3 +15,12 @@ def login_client(user):
     client = APIClient()
     client.force_login(user)
     return client
+
+
+def key_client(user, scopes):
+    """An API client that sends a new key of the user's account with these scopes."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_X_API_KEY=new_key(user, scopes=scopes))
+    return client

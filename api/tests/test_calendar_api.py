@@ -1,10 +1,9 @@
 """/calendar: list by range (overlaps and series included) with paging, create, fetch, PATCH,
 delete; plan gate, scopes, field rules, the stranger rule and a mailbox's own calendar."""
 import pytest
-from rest_framework.test import APIClient
 
 from mailcore.calendars.models import Calendar, CalendarEvent
-from testkit.clients import login_client, new_key
+from testkit.clients import key_client, login_client, new_key
 from testkit.factories import UserFactory, make_mailbox
 
 pytestmark = pytest.mark.django_db
@@ -14,12 +13,6 @@ MEETING = {"title": "Planning", "start": "2026-05-04T09:00:00Z", "end": "2026-05
 
 def create(client, **fields):
     return client.post("/calendar", {**MEETING, **fields}, format="json")
-
-
-def key_client(user, scopes) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_X_API_KEY=new_key(user, scopes=scopes))
-    return client
 
 
 @pytest.fixture

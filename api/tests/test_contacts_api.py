@@ -1,10 +1,9 @@
 """/contacts: list with search and paging, create, fetch, PATCH, delete; plan gate, scopes, field
 rules, the stranger rule and the mailbox's own book."""
 import pytest
-from rest_framework.test import APIClient
 
 from mailcore.contacts.models import AddressBook, Contact
-from testkit.clients import login_client, new_key
+from testkit.clients import key_client, login_client, new_key
 from testkit.factories import PASSWORD, UserFactory, make_mailbox
 
 pytestmark = pytest.mark.django_db
@@ -14,12 +13,6 @@ ANN = {"name": "Ann Example", "email": "Ann@Example.COM", "phone": "+44 20 7946 
 
 def create(client, **fields):
     return client.post("/contacts", {**ANN, **fields}, format="json")
-
-
-def key_client(user, scopes) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_X_API_KEY=new_key(user, scopes=scopes))
-    return client
 
 
 @pytest.fixture

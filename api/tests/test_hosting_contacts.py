@@ -4,7 +4,6 @@ import csv
 import io
 
 import pytest
-from rest_framework.test import APIClient
 
 from billing.services.mailboxes import partner_mailbox_open
 from mailcore.accounts.models import Plan
@@ -16,7 +15,7 @@ from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable, slots_grant
-from testkit.clients import new_key
+from testkit.clients import key_client, new_key
 from testkit.factories import make_domain
 
 pytestmark = pytest.mark.django_db
@@ -39,12 +38,6 @@ def open_mailbox(user, domain_name: str, local_part: str, plan_id: str = "premiu
     slots_grant(partner=partner, count=1)
     return partner_mailbox_open(partner=partner, domain=domain, local_part=local_part, password="mailbox-pass-1",
                                 plan_id=plan_id)
-
-
-def key_client(user, scopes) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_X_API_KEY=new_key(user, scopes=scopes))
-    return client
 
 
 @pytest.fixture

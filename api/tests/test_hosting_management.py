@@ -8,9 +8,8 @@ import pytest
 import time_machine
 from django.core import mail, signing
 from django.utils import timezone
-from rest_framework.test import APIClient
 
-from testkit.clients import new_key
+from testkit.clients import key_client, new_key
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable
 from mailcore.apikeys.scopes import PARTNER_SCOPES
@@ -44,12 +43,6 @@ def partner_mailbox(user, domain_name: str, local_part: str):
     slots_grant(partner=partner, count=1)
     return partner_mailbox_open(partner=partner, domain=domain, local_part=local_part, password="mailbox-pass-1",
                                   plan_id="pro")
-
-
-def key_client(user, scopes) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_X_API_KEY=new_key(user, scopes=scopes))
-    return client
 
 
 @pytest.fixture
