@@ -3,7 +3,7 @@ delete; plan gate, scopes, field rules, the stranger rule and a mailbox's own ca
 import pytest
 
 from mailcore.calendars.models import Calendar, CalendarEvent
-from testkit.clients import key_client, login_client, new_key
+from testkit.clients import key_client, login_client
 from testkit.factories import UserFactory, make_mailbox
 
 pytestmark = pytest.mark.django_db

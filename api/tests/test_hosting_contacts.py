@@ -15,7 +15,7 @@ from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable, slots_grant
-from testkit.clients import key_client, new_key
+from testkit.clients import key_client
 from testkit.factories import make_domain
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ import time_machine
 from django.core import mail, signing
 from django.utils import timezone
 
-from testkit.clients import key_client, new_key
+from testkit.clients import key_client
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable
 from mailcore.apikeys.scopes import PARTNER_SCOPES
