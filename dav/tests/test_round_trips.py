@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from dav.tests.conftest import ANN, PASSWORD
-from dav.tests.davhttp import BOOK, NS, multistatus, props_body, sync_token_of, vcard
+from dav.tests.davhttp import BOOK, multistatus, props_body, sync_token_of, vcard
 from mailcore.accounts.models import User
 from testkit.clients import new_key
 

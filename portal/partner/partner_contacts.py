@@ -20,7 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.contacts.csv_io import MAX_CSV_BYTES, CsvInvalid, contacts_csv_export, contacts_csv_import, \
     contacts_csv_preview
-from mailcore.contacts.models import AddressBook, Contact, ContactGroup
+from mailcore.contacts.models import AddressBook, Contact
 from mailcore.contacts.selectors import book_group_get, book_groups, contact_search, contact_with_email
 from mailcore.contacts.services import (
     ContactConflict, ContactInvalid, client_address_book, contact_create, contact_delete, contact_update,
