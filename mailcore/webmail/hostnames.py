@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from mailcore.dnslookup import lookup
+from mailcore.domains.hosted import autoconfig_host_domain
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.partners.models import HostingPartner
@@ -370,8 +371,6 @@ def tls_allowed(domain: str) -> bool:
     trial or active, the platform's own names, and `autoconfig.<d>` / `autodiscover.<d>` of a verified
     hosted domain d (mail clients fetch their settings there): exact matches of the normalised name
     (no wildcard, no DNS look-up). Anything unexpected answers no."""
-    from mailcore.webmail.client_settings import autoconfig_host_domain  # it reads served_hostnames()
-
     try:
         name = hostname_normalise(domain) if isinstance(domain, str) and len(domain) <= 253 else None
         if name is None:

@@ -7,7 +7,7 @@ of the platform exists there. Any other name is left to Django's own ALLOWED_HOS
 Only names starting with one of the two labels cost a database look-up."""
 from django.http.request import split_domain_port
 
-from mailcore.webmail.client_settings import AUTOCONFIG_LABELS, autoconfig_host_domain
+from mailcore.domains.hosted import AUTOCONFIG_LABELS, autoconfig_host_domain
 
 AUTOCONFIG_URLCONF = "portal.autoconfig.urls"
 _PREFIXES = tuple(f"{label}." for label in AUTOCONFIG_LABELS)

@@ -8,13 +8,9 @@ from django.http import Http404, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
+from mailcore.domains.hosted import hosted_domain_of_address
 from mailcore.domains.models import Domain
-from mailcore.webmail.client_settings import (
-    ClientSettings,
-    client_settings_for,
-    domain_partner_id,
-    hosted_domain_of_address,
-)
+from mailcore.webmail.client_settings import ClientSettings, client_settings_for, domain_partner_id
 from portal.autoconfig.documents import (
     OUTLOOK_RESPONSE_NS,
     AutodiscoverRequestInvalid,

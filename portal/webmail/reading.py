@@ -22,9 +22,8 @@ from django.utils.csp import CSP
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from mailcore.calendars.imip import (
-    invitation_cancel_apply, invitation_card, invitation_reply_record, invitation_respond,
-)
+from mailcore.calendars.imip import invitation_card
+from mailcore.calendars.responses import invitation_cancel_apply, invitation_reply_record, invitation_respond
 from mailcore.errors import DomainError
 from mailcore.inbox.display import message_source
 from mailcore.inbox.services import inbox_attachment, message_delete, message_update
