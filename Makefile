@@ -1,4 +1,5 @@
-# `make run` starts the product with demo data; `make test` runs the whole suite.
+# `make run` starts the product with demo data; `make test` runs the whole suite; `make bench` prints
+# the benchmark table (bench/README.md).
 # The virtualenv lives in .venv and is reinstalled only when a requirements file changes.
 SHELL := /bin/bash
 VENV := .venv
@@ -7,7 +8,7 @@ MCP1 := $(VENV)/mcp1
 PYTHON ?= $(shell command -v python3.13 || command -v python3)
 export PORT ?= 8000
 
-.PHONY: run test setup setup-test clean
+.PHONY: run test bench setup setup-test clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 13) else "Python 3.13 is needed (see .python-version)")'
@@ -41,6 +42,11 @@ test: setup-test
 	scripts/install-system-deps.sh
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest
+
+# Needs PostgreSQL on 127.0.0.1:5432 (trust auth) and Redis on 127.0.0.1:6379, as CI has them.
+bench: setup-test
+	scripts/install-system-deps.sh
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var

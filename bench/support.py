@@ -111,3 +111,50 @@ def release_database(name: str, django_ready: bool, database_created: bool) -> N
             drop_database(name)
         except Exception as error:  # noqa: BLE001 - report, keep cleaning
             print(f"could not drop {name}: {error}", file=sys.stderr)
+
+
+# --- the table `make bench` prints --------------------------------------------------------------
+#
+# Every script adds rows with row() and hands them to rows_report(): it prints them as a table and,
+# with --rows-file (which bench/run.py passes), appends them as JSON lines for the whole-run table.
+
+
+def row(path: str, ours: float, baseline: float, unit: str, *, at_least: float | None = None,
+        at_most: float | None = None, note: str = "") -> dict:
+    """One line of the table: `ours` against `baseline` (same unit), ratio ours/baseline, and the
+    target on that ratio (at_least for throughputs, at_most for times and counts)."""
+    ratio = ours / baseline if baseline else float("inf")
+    if at_least is not None:
+        target, passed = f">= {at_least:g}", ratio >= at_least
+    elif at_most is not None:
+        target, passed = f"<= {at_most:g}", ratio <= at_most
+    else:
+        target, passed = "", None
+    return {"path": path, "ours": ours, "baseline": baseline, "unit": unit, "ratio": round(ratio, 3),
+            "target": target, "passed": passed, "note": note}
+
+
+def _figure(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3f}"
+
+
+def rows_table(rows: list[dict]) -> str:
+    head = ("Path", "Ours", "Baseline", "Unit", "Ratio", "Target", "Result")
+    lines = [(r["path"], _figure(r["ours"]), _figure(r["baseline"]), r["unit"], f"{r['ratio']:.2f}", r["target"],
+              {True: "pass", False: "FAIL", None: "-"}[r["passed"]]) for r in rows]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(head, *lines)]
+    out = ["  ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip() for line in [head, *lines]]
+    out.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(out)
+
+
+def add_rows_argument(parser) -> None:
+    parser.add_argument("--rows-file", type=Path, help="append the table rows as JSON lines (bench/run.py)")
+
+
+def rows_report(rows: list[dict], rows_file: Path | None) -> None:
+    print("\n" + rows_table(rows), flush=True)
+    if rows_file:
+        with rows_file.open("a") as out:
+            for one in rows:
+                out.write(json.dumps(one) + "\n")
