@@ -42,7 +42,7 @@ from mailcore.contacts.services import (
 )
 from mailcore.ipnets import client_ip
 from mailcore.mailboxes.models import Mailbox
-from mailcore.mailboxes.passwords import mailbox_password_verify
+from mailcore.mailboxes.passwords import mailbox_password_verify_repeated
 from mailcore.throttle import LoginThrottled, throttle_check, throttle_count_failure, throttle_keys
 from mailcore.webmail.sessions import mailbox_of_partner
 
@@ -151,7 +151,7 @@ def _sign_in(request) -> Mailbox | HttpResponse:
         return _response(f"{exc.detail}\n", status=429, headers={"Retry-After": str(exc.retry_after)})
     mailbox = (Mailbox.objects.select_related("plan", "account__plan")
                .filter(address__iexact=address, kind=Mailbox.Kind.MANAGED).first())
-    ok = mailbox is not None and mailbox_password_verify(password, mailbox.password_hash)
+    ok = mailbox is not None and mailbox_password_verify_repeated(password, mailbox.password_hash)
     partner_id = _partner_id(request)
     if not ok or (partner_id is not None and not mailbox_of_partner(mailbox, partner_id)):
         throttle_count_failure(keys)

@@ -11,6 +11,7 @@ from dav.tests.davhttp import (BOOK, CALENDAR, error_conditions, multistatus, pr
 from mailcore.calendars.models import Calendar, CalendarEvent
 from mailcore.calendars.services import calendar_for, event_create
 from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.services import mailbox_set_password
 
 pytestmark = pytest.mark.django_db(transaction=True)
 EVENT = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\nBEGIN:VEVENT\r\nUID:{uid}\r\n"
@@ -65,6 +66,19 @@ def test_repeated_failures_are_throttled_even_for_the_right_password_afterwards(
     assert codes == [401] * settings.LOGIN_FAILURE_LIMIT
     assert throttled.status_code == 429
     assert 0 < int(throttled.headers["Retry-After"]) <= settings.LOGIN_FAILURE_WINDOW.total_seconds()
+
+
+def test_a_changed_password_stops_working_at_once_though_clients_repeat_it_on_every_request(live_server, ann):
+    with signed_in(live_server, ANN, PASSWORD) as client:
+        before = [propfind(client, "/dav/", "d:displayname").status_code for _ in range(3)]
+        mailbox_set_password(mailbox=ann, password="a-new-password-2031")
+        after_change = propfind(client, "/dav/", "d:displayname").status_code
+    with signed_in(live_server, ANN, "a-new-password-2031") as client:
+        with_new = propfind(client, "/dav/", "d:displayname").status_code
+
+    assert before == [207, 207, 207]
+    assert after_change == 401
+    assert with_new == 207
 
 
 def test_a_switched_off_mailbox_is_refused(live_server, ann):
