@@ -219,16 +219,16 @@ def _stop(process: subprocess.Popen) -> None:
         time.sleep(0.02)
 
 
-def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: SinkHandler | None = None
-                  ) -> tuple[Dovecot, subprocess.Popen]:
+def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: SinkHandler | None = None,
+                  master_password: str | None = None) -> tuple[Dovecot, subprocess.Popen]:
     binary = _dovecot_binary()
     driver, connect = _sql_connection()
     directory = Path(tempfile.mkdtemp(prefix="mailwell-dovecot-"))
     directory.chmod(0o755)  # the `mail` user walks through it to the mail directory
     (directory / "mail").mkdir()
     shutil.chown(directory / "mail", "mail", "mail")
-    instance = Dovecot("127.0.0.1", _free_port(), _free_port(), master_user, secrets.token_urlsafe(24), directory,
-                       submission_port, submitted)
+    instance = Dovecot("127.0.0.1", _free_port(), _free_port(), master_user,
+                       master_password or secrets.token_urlsafe(24), directory, submission_port, submitted)
 
     master_users = directory / "master-users"
     master_users.write_text(_master_users(instance.master_user, instance.master_password))
@@ -252,6 +252,12 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
         )
     _wait_for_greeting(process, instance.imap_port, instance)
     return instance, process
+
+
+def stop_dovecot(instance: Dovecot, process: subprocess.Popen) -> None:
+    """Stop an instance start_dovecot started and remove its files (mail included)."""
+    _stop(process)
+    shutil.rmtree(instance.directory, ignore_errors=True)
 
 
 def managed_mailbox(*, password: str, plan: Plan | None = None) -> Mailbox:
@@ -297,8 +303,7 @@ def dovecot(django_db_setup) -> Iterator[Dovecot]:
         try:
             yield instance
         finally:
-            _stop(process)
-            shutil.rmtree(instance.directory, ignore_errors=True)
+            stop_dovecot(instance, process)
 
 
 @pytest.fixture

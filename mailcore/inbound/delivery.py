@@ -15,6 +15,7 @@ from mailcore.events.services import emit
 from mailcore.inbound.parsing import InboundSummary, fallback_message_id, read_or_empty, summarise
 from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, ReturnPathPlan, resolve
 from mailcore.inbound.threads import is_reply, thread_assign
+from mailcore.inbound.usage import WARNING_PERCENT, usage_after
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.relay import relay
 from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record, return_path_record
@@ -26,7 +27,6 @@ from mailcore.webmail.delivery_rules import filters_apply, filters_run_here, vac
 log = logging.getLogger(__name__)
 
 MIB = 1024 * 1024
-QUOTA_WARNING_PERCENT = 90
 FORWARDING_LOOP = Rejection(554, "5.4.6", "Mail forwarding loop detected")
 STORE_UNAVAILABLE = Rejection(451, "4.3.0", "Mail store unavailable, try again later")
 MAILBOX_FULL = Rejection(552, "5.2.2", "Mailbox full")
@@ -67,6 +67,26 @@ def delivered_to(raw: bytes) -> list[str]:
     return found
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """What delivery reads from a message, read once for all its recipients."""
+
+    raw: bytes
+    trace: list[str]  # Delivered-To addresses
+    summary: InboundSummary
+    message_id: str  # its own, or one derived from the content when it has none
+    added: list[tuple[str, str]]  # the Message-ID header the stored copy gains when it had none
+    content_type: str | None
+
+
+def arrival(raw: bytes) -> Arrival:
+    message = read_or_empty(raw)  # its content type spares the bounce check a parse
+    summary = summarise(message)
+    message_id = summary.message_id or fallback_message_id(raw, settings.MAIL_HOST)
+    added = [] if summary.message_id else [("Message-ID", message_id)]
+    return Arrival(raw, delivered_to(raw), summary, message_id, added, message.content_type or None)
+
+
 def deliver_if_hosted(raw: bytes, recipient: str, envelope_from: str) -> str | None:
     """The relay's local delivery (embedded mode): this recipient's reply, or None if not hosted here."""
     plan = resolve(recipient)
@@ -76,21 +96,20 @@ def deliver_if_hosted(raw: bytes, recipient: str, envelope_from: str) -> str | N
 
 
 def deliver(raw: bytes, recipient: str, envelope_from: str, *,
-            plan: DeliveryPlan | ReturnPathPlan | Rejection | None = None) -> DeliveryResult:
-    """Deliver to one recipient; `plan` is its resolution when the caller already has it (RCPT)."""
+            plan: DeliveryPlan | ReturnPathPlan | Rejection | None = None,
+            arrived: Arrival | None = None) -> DeliveryResult:
+    """Deliver to one recipient; `plan` is its resolution when the caller already has it (RCPT),
+    `arrived` the message as arrival() read it when the caller delivers it to several recipients."""
     plan = plan or resolve(recipient)
     if isinstance(plan, Rejection):
         return DeliveryResult(recipient, plan.reply)
     if isinstance(plan, ReturnPathPlan):
         return _return_path(raw, recipient, plan)
     mailbox = plan.mailbox
-    trace = delivered_to(raw)
-    if mailbox.address.lower() in trace:
+    arrived = arrived or arrival(raw)
+    if mailbox.address.lower() in arrived.trace:
         return DeliveryResult(recipient, FORWARDING_LOOP.reply, mailbox.address)
-    message = read_or_empty(raw)  # read once for the summary; its content type spares the bounce check a parse
-    summary = summarise(message)
-    message_id = summary.message_id or fallback_message_id(raw, settings.MAIL_HOST)
-    added = [] if summary.message_id else [("Message-ID", message_id)]
+    message_id, added = arrived.message_id, arrived.added
 
     forwarded = _forward(plan, with_headers(raw, [("Delivered-To", mailbox.address), *added]))
     if isinstance(forwarded, Rejection):
@@ -106,7 +125,8 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *,
     if stored and stored.uid is not None and filters_run_here(mailbox):
         _owner_rules(mailbox, with_headers(raw, added), envelope_from, stored.uid)
 
-    _announce(mailbox, summary, message_id, stored, forwarded, _feedback(mailbox, raw, message.content_type or None, trace))
+    _announce(mailbox, arrived.summary, message_id, stored, forwarded,
+              _feedback(mailbox, raw, arrived.content_type, arrived.trace))
     log.info("delivered %s for %s: stored=%s forwarded=%s", message_id, recipient, bool(stored), forwarded or "-")
     if stored:
         return DeliveryResult(recipient, "250 2.0.0 Delivered", mailbox.address, True, stored.uid, forwarded)
@@ -179,11 +199,12 @@ def _owner_rules(mailbox: Mailbox, raw: bytes, envelope_from: str, uid: int) -> 
 
 def _with_usage(mailbox: Mailbox, uid: int | None, size: int) -> _Stored:
     try:
-        after = store_for(mailbox).storage_used()
+        before, after = usage_after(mailbox, size, limit=mailbox.quota_mb * MIB,
+                                    read=store_for(mailbox).storage_used)
     except (StoreError, OSError) as error:  # the message is stored; only the quota warning is skipped
         log.warning("storage of %s unknown after delivery: %s", mailbox.address, error)
         return _Stored(uid, size, None, None)
-    return _Stored(uid, size, max(after - size, 0), after)
+    return _Stored(uid, size, before, after)
 
 
 def _feedback(mailbox: Mailbox, raw: bytes, content_type: str, trace: list[str]) -> Feedback | None:
@@ -240,7 +261,7 @@ def _rejection(reply: str) -> Rejection:
 
 def _crossed_warning(before: int, after: int, *, limit: int) -> bool:
     """True for the one message that takes usage past 90% of the quota, not for every one after it."""
-    return limit > 0 and before * 100 <= limit * QUOTA_WARNING_PERCENT < after * 100
+    return limit > 0 and before * 100 <= limit * WARNING_PERCENT < after * 100
 
 
 def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now, *, size: int,

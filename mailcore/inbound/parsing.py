@@ -44,7 +44,18 @@ def preview_text(*, text: str, html_body: str, limit: int = PREVIEW_CHARS) -> st
     else:
         spaced = _BLOCK_TAG.sub(" <", html_body or "")
         plain = html.unescape(nh3.clean(spaced, tags=set(), clean_content_tags=_DROP_WITH_CONTENT))
-    return _collapse(_printable(plain))[:limit].rstrip()
+    return _start(plain, limit).rstrip()
+
+
+def _start(plain: str, limit: int) -> str:
+    """The first `limit` characters of the collapsed, printable text, reading only as much as that
+    needs: the collapsed form of a prefix is a prefix of the collapsed whole."""
+    length = 4 * limit
+    while True:
+        collapsed = _collapse(_printable(plain[:length]))
+        if len(collapsed) > limit or length >= len(plain):
+            return collapsed[:limit]
+        length *= 2
 
 
 def _empty() -> ReadMessage:

@@ -8,6 +8,8 @@ resolves to that message: what arrives there is read as a report about it, never
 """
 from dataclasses import dataclass
 
+from django.db.models import Exists, OuterRef
+
 from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
 from mailcore.outbound.feedback import return_path_message
@@ -54,11 +56,21 @@ def normalise_address(address: str) -> str:
 
 
 def _mailbox_for(address: str) -> Mailbox | None:
-    mailbox = Mailbox.objects.select_related("account").filter(address__iexact=address).first()
+    """The mailbox with its account and plans (delivery reads the quota), directly or through an alias."""
+    mailbox = Mailbox.objects.select_related("account__plan", "plan").filter(address__iexact=address).first()
     if mailbox is None:
-        alias = Alias.objects.select_related("mailbox__account").filter(address__iexact=address).first()
+        alias = Alias.objects.select_related("mailbox__account__plan", "mailbox__plan").filter(
+            address__iexact=address).first()
         mailbox = alias.mailbox if alias else None
     return mailbox
+
+
+def _hosted_mailbox(address: str, domain_name: str) -> Mailbox | None:
+    """The mailbox at exactly this address on a verified domain, in one query: the common case."""
+    live_rules = ForwardingRule.objects.filter(mailbox=OuterRef("pk"), enabled=True, confirmed_at__isnull=False)
+    return (Mailbox.objects.select_related("account__plan", "plan")
+            .filter(address__iexact=address, domain__name=domain_name, domain__status=Domain.Status.VERIFIED)
+            .annotate(has_live_rules=Exists(live_rules)).first())
 
 
 def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
@@ -66,6 +78,9 @@ def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
     local_part, at, domain_name = address.rpartition("@")
     if not at or not local_part or not domain_name:
         return BAD_ADDRESS
+    mailbox = _hosted_mailbox(address, domain_name)
+    if mailbox is not None and not return_path_message(address):
+        return _plan(mailbox)
     if not Domain.objects.filter(name=domain_name, status=Domain.Status.VERIFIED).exists():
         return NOT_HOSTED
     if message := return_path_message(address):
@@ -73,11 +88,16 @@ def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
     mailbox = _mailbox_for(address)
     if mailbox is None and SUBADDRESS_DELIMITER in local_part:
         mailbox = _mailbox_for(f"{local_part.split(SUBADDRESS_DELIMITER, 1)[0]}@{domain_name}")
+    return _plan(mailbox)
+
+
+def _plan(mailbox: Mailbox | None) -> DeliveryPlan | Rejection:
     if mailbox is None or not mailbox.is_managed:
         return UNKNOWN_USER
     if not mailbox.is_active:
         return MAILBOX_DISABLED
-    live = [rule for rule in ForwardingRule.objects.filter(mailbox=mailbox) if rule.is_live]
+    has_live_rules = getattr(mailbox, "has_live_rules", True)  # unknown unless _hosted_mailbox asked
+    live = [rule for rule in ForwardingRule.objects.filter(mailbox=mailbox) if rule.is_live] if has_live_rules else []
     return DeliveryPlan(
         mailbox=mailbox,
         forward_to=tuple(rule.forward_to.lower() for rule in live),

@@ -4,38 +4,63 @@ testing: one recipient per transaction, so the one reply after DATA is exact).
 
 RCPT is answered from the recipient's delivery plan, which DATA then uses (each recipient is
 resolved once); DATA is answered only after delivery.
-Delivery uses the Django ORM and blocking clients, so it runs in a worker thread.
+Delivery uses the Django ORM and blocking clients, so it runs in worker threads that keep their
+connections; each message is read once, whatever the number of its recipients.
 """
 import asyncio
 import logging
-from functools import partial
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
 from django.conf import settings
-from django.db import connections
+from django.db import close_old_connections, connections
 
-from mailcore.inbound.delivery import STORE_UNAVAILABLE, deliver
-from mailcore.store.lmtp import parse_hostport
+from mailcore.inbound.delivery import STORE_UNAVAILABLE, arrival, deliver
+from mailcore.store.lmtp import lmtp_close, parse_hostport
 from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
 
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 35 * 1024 * 1024  # the largest plan's attachment cap, advertised as SIZE
 ONE_RECIPIENT_PER_SMTP_TRANSACTION = "452 4.5.3 One recipient per transaction here, send the others separately"
+DELIVERY_THREADS = 8
 
 
-async def _in_thread(function, *args):
-    """Run ORM work in a worker thread; its connection is closed after, so the thread pool never
-    holds connections open (a connect costs a few milliseconds per message)."""
+class DeliveryThreads:
+    """The worker threads ORM work runs in. Each keeps its database connection (and its LMTP session
+    with Dovecot) from one message to the next, as Django keeps one across requests: checked before
+    each use (closed when broken or older than CONN_MAX_AGE) and closed when the listener stops."""
 
-    def run():
-        try:
-            return function(*args)
-        finally:
+    def __init__(self, count: int = DELIVERY_THREADS):
+        self.count = count
+        self.executor = ThreadPoolExecutor(count, thread_name_prefix="inbound")
+
+    async def run(self, function, *args):
+        def run():
+            close_old_connections()
+            try:
+                return function(*args)
+            finally:
+                close_old_connections()
+
+        return await asyncio.get_running_loop().run_in_executor(self.executor, run)
+
+    def close(self) -> None:
+        """Close every thread's connections (each thread runs one close), then end the threads."""
+        every_thread = threading.Barrier(self.count)
+
+        def close_own():
+            with suppress(threading.BrokenBarrierError):  # a thread still busy after 10 s: close the rest
+                every_thread.wait(timeout=10)
             connections.close_all()
+            lmtp_close()
 
-    return await asyncio.to_thread(run)
+        for _ in range(self.count):
+            self.executor.submit(close_own)
+        self.executor.shutdown(wait=True)
 
 
 def _plans(envelope: Envelope) -> dict[str, DeliveryPlan]:
@@ -69,12 +94,15 @@ class InboundProtocol(SMTP):
 
 
 class InboundHandler:
+    def __init__(self):
+        self.threads = DeliveryThreads()
+
     async def handle_RCPT(self, server: InboundProtocol, session: Session, envelope: Envelope,
                           address: str, rcpt_options: list[str]) -> str:
         if not server.speaks_lmtp and envelope.rcpt_tos:
             return ONE_RECIPIENT_PER_SMTP_TRANSACTION
         try:
-            plan = await _in_thread(resolve, address)
+            plan = await self.threads.run(resolve, address)
         except Exception:
             log.exception("resolving %s failed", address)
             return STORE_UNAVAILABLE.reply
@@ -87,19 +115,29 @@ class InboundHandler:
         return "250 2.1.5 Recipient ok"
 
     async def handle_DATA(self, server: InboundProtocol, session: Session, envelope: Envelope) -> str:
-        replies = []
         envelope_from = "" if envelope.mail_from in (None, "<>") else envelope.mail_from  # <> is a bounce
         plans = _plans(envelope)
-        for recipient in envelope.rcpt_tos:
-            try:
-                result = await _in_thread(partial(deliver, plan=plans.get(recipient)), envelope.original_content,
-                                          recipient, envelope_from)
-                replies.append(_one_line(result.reply))
-            except Exception:
-                log.exception("delivery to %s failed", recipient)
-                replies.append(STORE_UNAVAILABLE.reply)
+        try:
+            replies = await self.threads.run(_deliver_to_each, envelope.original_content, envelope_from,
+                                             [(recipient, plans.get(recipient)) for recipient in envelope.rcpt_tos])
+        except Exception:
+            log.exception("delivery to %s failed", envelope.rcpt_tos)
+            replies = [STORE_UNAVAILABLE.reply] * len(envelope.rcpt_tos)
         # aiosmtpd writes what we return plus CRLF: LMTP gets one complete reply line per recipient.
         return "\r\n".join(replies) if server.speaks_lmtp else replies[0]
+
+
+def _deliver_to_each(raw: bytes, envelope_from: str, plans: list[tuple[str, DeliveryPlan | None]]) -> list[str]:
+    """Each recipient's reply; the message is read once for all of them."""
+    arrived = arrival(raw)
+    replies = []
+    for recipient, plan in plans:
+        try:
+            replies.append(_one_line(deliver(raw, recipient, envelope_from, plan=plan, arrived=arrived).reply))
+        except Exception:
+            log.exception("delivery to %s failed", recipient)
+            replies.append(STORE_UNAVAILABLE.reply)
+    return replies
 
 
 class InboundController(Controller):
@@ -107,6 +145,10 @@ class InboundController(Controller):
 
     def factory(self) -> InboundProtocol:
         return InboundProtocol(self.handler, **self.SMTP_kwargs)
+
+    def stop(self, *args, **kwargs) -> None:
+        super().stop(*args, **kwargs)
+        self.handler.threads.close()
 
 
 def inbound_controller(listen: str, *, max_message_bytes: int = MAX_MESSAGE_BYTES) -> InboundController:

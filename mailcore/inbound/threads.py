@@ -53,8 +53,9 @@ def thread_assign(*, account, message_id: str | None, in_reply_to: str | None, r
 
     thread = thread_id(in_reply_to=in_reply_to, references=references, subject=subject, account=account)
     own = message_ids(message_id)
-    if own:
-        ThreadIndex.objects.get_or_create(account=account, message_id=own[0], defaults={"thread_id": thread})
+    if own:  # one INSERT that leaves an existing row as it is (the first thread recorded stays)
+        ThreadIndex.objects.bulk_create([ThreadIndex(account=account, message_id=own[0], thread_id=thread)],
+                                        ignore_conflicts=True)
     return thread
 
 
