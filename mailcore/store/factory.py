@@ -20,6 +20,8 @@ def store_for(mailbox: Mailbox) -> MailStore:
             password=settings.DOVECOT_MASTER_PASSWORD,
             tls=settings.IMAP_TLS,
             timeout=settings.IMAP_TIMEOUT_SECONDS,
+            # A connection stays logged in after the mailbox is switched off: only a live one reuses.
+            pooled=mailbox.is_active,
         )
     from mailcore.store.embedded import EmbeddedStore
 

@@ -1,12 +1,19 @@
 """The `imap` mail store: one mailbox on an IMAP server (Dovecot through the master user, or the
 provider of a connected mailbox), reached with imapclient.
 
-Every operation opens a connection, logs in and always logs out. Folder names and UIDs are
-checked before they reach an IMAP command; server answers become the store's exceptions.
+A managed mailbox's operations reuse a logged-in connection from a small per-process pool (one
+login serves many requests, as a mail client keeps its connection); writes that add mail (append,
+move) and connected mailboxes (another provider's connection limits) open their own and log out.
+Folder names and UIDs are checked before they reach an IMAP command; server answers become the
+store's exceptions.
 """
 from __future__ import annotations
 
+import os
 import re
+import select
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -63,6 +70,8 @@ def _text(value: bytes | str | None) -> str:
     if value is None:
         return ""
     raw = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
+    if "=?" not in raw:  # no encoded words: decoding would give the same text back
+        return " ".join(raw.split())
     try:
         decoded = str(make_header(decode_header(raw)))
     except (ValueError, LookupError, UnicodeError):
@@ -166,42 +175,155 @@ def _error(exc: IMAPClientError, folder: str | None = None) -> StoreError:
     return StoreError(f"the mail server refused: {text}")
 
 
+# The pool: idle logged-in connections of this process, by login. A connection idle longer than
+# POOL_CHECK_SECONDS answers a NOOP before it is reused; one idle longer than POOL_IDLE_SECONDS is
+# logged out. At most POOL_PER_LOGIN idle connections per login (a gthread worker's concurrent
+# requests for one mailbox) and POOL_MAX in all, the least recently used going first.
+POOL_CHECK_SECONDS = 30
+POOL_IDLE_SECONDS = 300
+POOL_PER_LOGIN = 4
+POOL_MAX = 32
+
+
+def _logout(client: IMAPClient) -> None:
+    try:
+        client.logout()
+    except (IMAPClientError, OSError):
+        with suppress(OSError):
+            client.shutdown()
+
+
+def _unselected(client: IMAPClient) -> bool:
+    """A connection goes back to the pool with no folder selected: a folder deleted meanwhile
+    (Dovecot then ends every session that has it selected) cannot end it."""
+    if client._imap.state != "SELECTED":  # imaplib's connection state
+        return True
+    try:
+        client.unselect_folder()
+        return True
+    except (IMAPClientError, OSError):
+        return False
+
+
+def _alive(client: IMAPClient, idle: float) -> bool:
+    """Not closed by the server (it says BYE before closing, which makes the socket readable)."""
+    try:
+        if select.select([client.socket()], [], [], 0)[0]:
+            return False
+        if idle > POOL_CHECK_SECONDS:
+            client.noop()
+        return True
+    except (IMAPClientError, OSError, ValueError):
+        return False
+
+
+class _Pool:
+    """Thread-safe; a connection taken out is its taker's alone until it is given back."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._idle: list[tuple[tuple, IMAPClient, float]] = []  # (key, client, idle since), oldest first
+        self._pid = os.getpid()
+
+    def take(self, key: tuple) -> IMAPClient | None:
+        while True:
+            with self._lock:
+                stale = self._prune()
+                found = next((entry for entry in reversed(self._idle) if entry[0] == key), None)
+                if found is not None:
+                    self._idle.remove(found)
+            for _key, client, _since in stale:
+                _logout(client)
+            if found is None:
+                return None
+            if _alive(found[1], time.monotonic() - found[2]):
+                return found[1]
+            _logout(found[1])
+
+    def give(self, key: tuple, client: IMAPClient) -> None:
+        with self._lock:
+            self._idle.append((key, client, time.monotonic()))
+            stale = self._prune()
+            for entry in [entry for entry in self._idle if entry[0] == key][:-POOL_PER_LOGIN]:
+                self._idle.remove(entry)
+                stale.append(entry)
+            excess = len(self._idle) - POOL_MAX
+            if excess > 0:
+                stale += self._idle[:excess]
+                del self._idle[:excess]
+        for _key, old, _since in stale:
+            _logout(old)
+
+    def _prune(self) -> list:
+        """Forget a parent's connections after a fork; hand back those idle too long."""
+        if os.getpid() != self._pid:
+            self._idle, self._pid = [], os.getpid()
+        limit = time.monotonic() - POOL_IDLE_SECONDS
+        stale = [entry for entry in self._idle if entry[2] < limit]
+        self._idle = [entry for entry in self._idle if entry[2] >= limit]
+        return stale
+
+
+_POOL = _Pool()
+
+
 class ImapStore:
-    def __init__(self, host: str, port: int, username: str, password: str, tls: bool, timeout: float):
+    def __init__(self, host: str, port: int, username: str, password: str, tls: bool, timeout: float, *,
+                 pooled: bool = False):
         self.host, self.port, self.tls, self.timeout = host, port, tls, timeout
         self.username, self.password = username, password
+        self.pooled = pooled
 
     def __repr__(self) -> str:
         return f"ImapStore({self.username!r} at {self.host}:{self.port})"
 
-    @contextmanager
-    def _session(self) -> Iterator[IMAPClient]:
-        """A logged-in connection that is always logged out (or closed) afterwards."""
+    def _connect(self) -> IMAPClient:
         try:
             client = IMAPClient(self.host, port=self.port, ssl=self.tls, timeout=self.timeout)
         except (OSError, IMAPClientError) as exc:
             raise StoreUnavailable(f"cannot reach the mail server {self.host}:{self.port}: {exc}") from None
         client.normalise_times = False  # keep the server's time zones; converted to UTC here
         try:
-            try:
-                client.login(self.username, self.password)
-            except LoginError:
-                raise StoreUnavailable(f"the mail server {self.host} refused the login") from None
+            client.login(self.username, self.password)
+        except LoginError:
+            _logout(client)
+            raise StoreUnavailable(f"the mail server {self.host} refused the login") from None
+        except (IMAPClientAbortError, OSError) as exc:
+            _logout(client)
+            raise StoreUnavailable(f"lost the connection to the mail server {self.host}: {exc}") from None
+        except IMAPClientError as exc:
+            _logout(client)
+            raise _error(exc) from None
+        return client
+
+    @contextmanager
+    def _session(self, *, fresh: bool = False) -> Iterator[IMAPClient]:
+        """A logged-in connection: from the pool when the store is pooled and not `fresh`, given
+        back afterwards unless the connection failed; otherwise a new one, logged out afterwards."""
+        key = (self.host, self.port, self.tls, self.username, self.password) if self.pooled and not fresh else None
+        client = (_POOL.take(key) if key else None) or self._connect()
+        broken = True
+        try:
             yield client
+            broken = False
         except (IMAPClientAbortError, OSError) as exc:
             raise StoreUnavailable(f"lost the connection to the mail server {self.host}: {exc}") from None
         except IMAPClientError as exc:
+            broken = False  # the server refused a command; the connection is fine
             raise _error(exc) from None
+        except StoreError:
+            broken = False
+            raise
         finally:
-            try:
-                client.logout()
-            except (IMAPClientError, OSError):
-                with suppress(OSError):
-                    client.shutdown()
+            if key and not broken and _unselected(client):
+                _POOL.give(key, client)
+            else:
+                _logout(client)
 
-    def _select(self, client: IMAPClient, folder: str, *, readonly: bool) -> None:
+    def _select(self, client: IMAPClient, folder: str, *, readonly: bool) -> int:
+        """Select (or EXAMINE) the folder; returns how many messages it holds."""
         try:
-            client.select_folder(validate_folder(folder), readonly=readonly)
+            return client.select_folder(validate_folder(folder), readonly=readonly)[b"EXISTS"]
         except IMAPClientError as exc:
             raise _error(exc, folder) from None
 
@@ -215,6 +337,18 @@ class ImapStore:
             return []
         data = client.fetch(uids, SUMMARY_FIELDS)
         return [self._summary(uid, data[uid]) for uid in uids if uid in data]
+
+    def _summaries_at(self, client: IMAPClient, positions: list[int]) -> list[MessageSummary]:
+        """Summaries of the messages at these sequence numbers of the selected folder, in that order:
+        a page of the whole folder in arrival order without a SEARCH listing every UID."""
+        if not positions:
+            return []
+        client.use_uid = False
+        try:
+            data = client.fetch(positions, [b"UID", *SUMMARY_FIELDS])
+        finally:
+            client.use_uid = True
+        return [self._summary(data[n][b"UID"], data[n]) for n in positions if n in data]
 
     def _summary(self, uid: int, item: dict) -> MessageSummary:
         envelope: Envelope = item[b"ENVELOPE"]
@@ -285,7 +419,11 @@ class ImapStore:
                                      keyword=keyword)
         validate_sort(sort)
         with self._session() as client:
-            self._select(client, folder, readonly=True)
+            total = self._select(client, folder, readonly=True)
+            if keys == ["ALL"] and sort == "arrival":  # the folder as it is: sequence numbers are arrival order
+                positions = range(total, 0, -1) if reverse else range(1, total + 1)
+                return MessagePage(self._summaries_at(client, list(page_window(positions, page=page, size=per_page))),
+                                   total, page, per_page)
             uids = self._sorted(client, keys, charset, sort, reverse)
             window = page_window(uids, page=page, size=per_page)
             return MessagePage(self._summaries(client, window), len(uids), page, per_page)
@@ -396,7 +534,7 @@ class ImapStore:
 
     def move_many(self, folder: str, uids: list[int], target: str) -> None:
         validate_folder(target)
-        with self._session() as client:
+        with self._session(fresh=True) as client:  # adds mail: the quota as of a new login
             self._select(client, folder, readonly=False)
             present = self._present(client, uids)
             if not present or target == folder:
@@ -469,7 +607,7 @@ class ImapStore:
 
     def move(self, folder: str, uid: int, target: str) -> int:
         validate_folder(target)
-        with self._session() as client:
+        with self._session(fresh=True) as client:  # adds mail: the quota as of a new login
             self._select(client, folder, readonly=False)
             self._require(client, folder, uid)
             if target == folder:
@@ -524,7 +662,7 @@ class ImapStore:
     def append(self, folder: str, raw: bytes, *, flags: tuple[str, ...] = (), date: datetime | None = None) -> int:
         validate_folder(folder)
         checked = [flag if flag.startswith("\\") else validate_keyword(flag) for flag in flags]
-        with self._session() as client:
+        with self._session(fresh=True) as client:  # adds mail: the quota as of a new login
             try:
                 answer = client.append(folder, raw, flags=checked, msg_time=date) or b""
             except IMAPClientError as exc:
