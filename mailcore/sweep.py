@@ -4,14 +4,23 @@ The embedded worker (`manage.py worker`) runs each job in a thread of its own ev
 SWEEP_INTERVAL_SECONDS at most, so a slow webhook endpoint never holds up outgoing mail; in
 production Celery beat triggers the `mailcore.tasks.sweep` task. A cache lock lets only one
 process run a given job per interval; the jobs themselves must be safe to run concurrently.
+
+A batch job (`drains`) handles up to a batch of due rows per run and returns how many: while it
+handles work it runs again at once, and its lock lasts only as long as a run, so the next batch
+never waits for an interval. Its `wake` function, when it has one, tells when its next row falls
+due, so the worker sleeps until then rather than a whole interval.
 """
 import logging
 from dataclasses import dataclass
 from importlib import import_module
 
 from django.core.cache import cache
+from django.utils import timezone
 
 log = logging.getLogger(__name__)
+
+# A run that handled work, then found the next one due at once or already past: not a busy loop.
+MIN_PAUSE_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -19,12 +28,15 @@ class Job:
     name: str
     path: str  # "module:function"
     every_seconds: int
+    drains: bool = False
+    wake: str = ""  # "module:function" returning when its next work falls due (or None)
 
 
 JOBS = [
-    Job("dispatch-due-mail", "mailcore.sending.dispatch:outbound_dispatch_due", 1),
-    Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1),
-    Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1),
+    Job("dispatch-due-mail", "mailcore.sending.dispatch:outbound_dispatch_due", 1, drains=True,
+        wake="mailcore.sending.dispatch:outbound_next_due"),
+    Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1, drains=True),
+    Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1, drains=True),
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
     Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),
     Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),
@@ -33,19 +45,48 @@ JOBS = [
 ]
 
 
+def job_named(name: str) -> Job:
+    """Looked up when asked: apps may add jobs to JOBS when they start (billing does)."""
+    return next(job for job in JOBS if job.name == name)
+
+
+def _function(path: str):
+    module, _, function = path.partition(":")
+    return getattr(import_module(module), function)
+
+
 def job_run(job: Job):
-    """Run one job if no other process ran it in its interval; returns what it returned (or None)."""
-    if not cache.add(f"sweep-lock:{job.name}", 1, job.every_seconds):
+    """Run one job if no other process ran it in its interval (a batch job: if none is running it);
+    returns what it returned, or None when it did not run or failed."""
+    lock = f"sweep-lock:{job.name}"
+    if not cache.add(lock, 1, job.every_seconds):
         return None
-    module, _, function = job.path.partition(":")
     try:
-        return getattr(import_module(module), function)()
+        result = _function(job.path)()
     except Exception:
         log.exception("sweep job %s failed", job.name)
-        cache.delete(f"sweep-lock:{job.name}")  # try again on the next sweep
+        cache.delete(lock)  # try again on the next sweep
         return None
+    if job.drains:
+        cache.delete(lock)  # the next batch may start at once, here or in another process
+    return result
+
+
+def job_pause(job: Job, interval: float) -> float:
+    """Seconds to wait after a run that found nothing: the interval, or less when the job's next
+    work falls due sooner (a send scheduled for 09:00:00.2 leaves then, not up to an interval late)."""
+    if not job.wake:
+        return interval
+    try:
+        due = _function(job.wake)()
+    except Exception:
+        log.exception("sweep job %s: could not tell when its next work is due", job.name)
+        return interval
+    if due is None:
+        return interval
+    return min(interval, max(MIN_PAUSE_SECONDS, (due - timezone.now()).total_seconds()))
 
 
 def sweep_run() -> dict[str, object]:
-    """Run each job that is due, one after the other (Celery beat's task)."""
+    """Run each job that is due, one after the other (`manage.py worker --once`)."""
     return {job.name: job_run(job) for job in JOBS}

@@ -1,25 +1,60 @@
 """Celery tasks: thin, idempotent, they call services."""
 from celery import shared_task
+from django.conf import settings
 
-from mailcore.sweep import sweep_run
+from mailcore.sweep import JOBS, job_named, job_pause, job_run
 
 
 @shared_task(name="mailcore.tasks.sweep")
 def sweep() -> None:
-    sweep_run()
+    """Beat's tick. Batch jobs each get a task of their own, so mail never waits behind a slow
+    webhook endpoint and every worker slot can take a batch; the other jobs run here in turn."""
+    for job in JOBS:
+        if job.drains:
+            run_job.delay(job.name)
+        else:
+            job_run(job)
+
+
+@shared_task(name="mailcore.tasks.run_job", acks_late=True)
+def run_job(name: str) -> None:
+    """One run of a batch job; queued again at once while it handles work, and for the moment its
+    next work falls due when that comes before beat's next tick. When another process holds the job
+    it does nothing: that process carries on."""
+    job, interval = job_named(name), settings.SWEEP_INTERVAL_SECONDS
+    result = job_run(job)
+    if result:
+        _again(run_job, name)
+    elif result is not None and (pause := job_pause(job, interval)) < interval:
+        _again(run_job, name, countdown=pause)
 
 
 @shared_task(name="mailcore.tasks.dispatch_due_mail", acks_late=True)
 def dispatch_due_mail() -> int:
-    """Send what is due now; enqueued right after a send commits so mail leaves at once."""
+    """Send what is due now; enqueued right after a send commits so mail leaves at once, and again
+    while it finds a batch to send."""
     from mailcore.sending.dispatch import outbound_dispatch_due
 
-    return outbound_dispatch_due()
+    handled = outbound_dispatch_due()
+    if handled:
+        _again(dispatch_due_mail)
+    return handled
 
 
 @shared_task(name="mailcore.tasks.deliver_webhooks", acks_late=True)
 def deliver_webhooks() -> int:
-    """Attempt due webhook deliveries; enqueued right after an event commits."""
+    """Attempt due webhook deliveries; enqueued right after an event commits, and again while it
+    finds deliveries to attempt."""
     from mailcore.webhooks.delivery import webhooks_deliver_due
 
-    return webhooks_deliver_due()
+    attempted = webhooks_deliver_due()
+    if attempted:
+        _again(deliver_webhooks)
+    return attempted
+
+
+def _again(task, *args, countdown: float | None = None) -> None:
+    """Queue the task once more. Eager runs (no Redis) have no queue to come back through, and
+    would recurse: there the embedded worker's loop does the same."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        task.apply_async(args, countdown=countdown)

@@ -128,11 +128,13 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BEAT_SCHEDULE = {
-    "sweep": {"task": "mailcore.tasks.sweep", "schedule": 5.0},
-}
-# How often the embedded worker (no Redis) runs the sweep, in seconds.
+# How often the embedded worker (no Redis) and Celery beat run the sweep, in seconds. Batch jobs
+# (mail, webhooks, campaign steps) do not wait for it: they run again at once while they find work,
+# and wake for their next due row (mailcore/sweep.py).
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 2)
+CELERY_BEAT_SCHEDULE = {
+    "sweep": {"task": "mailcore.tasks.sweep", "schedule": float(SWEEP_INTERVAL_SECONDS)},
+}
 # Campaign mail one account may send per hour across its campaigns (on top of each mailbox's quota).
 CAMPAIGN_SENDS_PER_HOUR = env_int("CAMPAIGN_SENDS_PER_HOUR", 1000)
 

@@ -50,14 +50,107 @@ def relay(envelope_from: str, recipients: list[str], raw: bytes, *, local: Local
           ) -> list[Outcome]:
     """One outcome per recipient, in order. Never raises for the network: a failure is `deferred`.
     Without `local`, embedded mode keeps every recipient in the outbox."""
-    _check_address(envelope_from)  # "" is the null sender of bounces
-    for recipient in recipients:
-        _check_address(recipient)
-    if not recipients:
-        return []
-    if settings.SMTP_URL:
-        return _via_smtp(envelope_from, recipients, raw)
-    return _locally(envelope_from, recipients, raw, local)
+    with Relay(local=local) as session:
+        return session.send(envelope_from, recipients, raw)
+
+
+class Relay:
+    """Hands many messages to the next hop over one SMTP connection (SMTP_URL), opened at the first
+    message, reset (RSET) between transactions and opened again when the relay dropped it: a batch
+    pays one TCP and TLS handshake and one login, not one per message. Use it as a context manager."""
+
+    def __init__(self, *, local: LocalDelivery | None = None):
+        self.local = local
+        self._client: smtplib.SMTP | None = None
+        self._used = False  # a transaction ran on the open connection: RSET before the next
+        self._down: str | None = None  # the reply for every message once a connection could not be had
+
+    def __enter__(self) -> "Relay":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        _quit(self._client)
+        self._client, self._used = None, False
+
+    def send(self, envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
+        """As relay(): one outcome per recipient, in order; never raises for the network."""
+        _check_address(envelope_from)  # "" is the null sender of bounces
+        for recipient in recipients:
+            _check_address(recipient)
+        if not recipients:
+            return []
+        if settings.SMTP_URL:
+            return self._via_smtp(envelope_from, recipients, raw)
+        return _locally(envelope_from, recipients, raw, self.local)
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client, self._used = None, False
+
+    def _ready(self, url) -> smtplib.SMTP:
+        """The open connection after RSET, or a new one when there is none or the relay dropped it."""
+        if self._client is not None and self._used:
+            try:
+                if self._client.rset()[0] != 250:
+                    self._drop()
+            except (OSError, smtplib.SMTPException):
+                self._drop()
+        if self._client is None:
+            self._client = _connect(url)
+        return self._client
+
+    def _via_smtp(self, envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
+        url = parse_smtp_url(settings.SMTP_URL)
+        for last_try in (False, True):
+            reused = self._client is not None
+            if self._down is None:
+                try:
+                    client = self._ready(url)
+                except (OSError, smtplib.SMTPException) as error:
+                    self._down = _connect_failure(url, error)
+            if self._down is not None:  # no connection to be had: the rest of the batch waits for its retry too
+                return [Outcome(recipient, "deferred", self._down) for recipient in recipients]
+            try:
+                refused = self._transaction(client, envelope_from, recipients, raw)
+            except smtplib.SMTPRecipientsRefused as error:
+                refused = error.recipients
+            except smtplib.SMTPSenderRefused as error:
+                if error.smtp_code == 421 and reused and not last_try:
+                    self._drop()  # closing this connection (too many messages on it?): nothing was handed over
+                    continue
+                return self._refused_all(recipients, error)
+            except smtplib.SMTPResponseException as error:  # data refused
+                return self._refused_all(recipients, error)
+            except (OSError, smtplib.SMTPException) as error:  # dropped mid-transaction: the next message reconnects
+                self._drop()
+                reply = f"451 4.4.1 Relay {url.host}:{url.port} unavailable ({error.__class__.__name__})"
+                return [Outcome(recipient, "deferred", reply) for recipient in recipients]
+            self._used = True
+            return [
+                _outcome(recipient, *refused[recipient]) if recipient in refused
+                else Outcome(recipient, "relayed", "250 2.0.0 Relayed")
+                for recipient in recipients
+            ]
+
+    def _refused_all(self, recipients: list[str], error: smtplib.SMTPResponseException) -> list[Outcome]:
+        """smtplib reset the transaction (or closed the connection on a 421) before raising."""
+        self._used = True
+        if error.smtp_code == 421 or self._client.sock is None:
+            self._drop()
+        return [_outcome(recipient, error.smtp_code, error.smtp_error) for recipient in recipients]
+
+    @staticmethod
+    def _transaction(client: smtplib.SMTP, envelope_from: str, recipients: list[str], raw: bytes) -> dict:
+        options = []
+        if any(byte > 127 for byte in raw) and client.has_extn("8bitmime"):
+            options.append("BODY=8BITMIME")
+        if not (envelope_from + "".join(recipients)).isascii() and client.has_extn("smtputf8"):
+            options.append("SMTPUTF8")
+        return client.sendmail(envelope_from, recipients, raw, mail_options=options)
 
 
 def _reply(code: int, text: bytes | str) -> str:
@@ -78,45 +171,31 @@ def _tls_context(ca_bundle: str) -> ssl.SSLContext:
     return context
 
 
-def _via_smtp(envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
-    url = parse_smtp_url(settings.SMTP_URL)
+def _connect_failure(url, error: Exception) -> str:
+    if isinstance(error, (smtplib.SMTPAuthenticationError, smtplib.SMTPNotSupportedError)):
+        # Our relay settings are wrong: hold the mail for a retry after the fix, never bounce it.
+        return f"451 4.7.0 Relay {url.host}:{url.port} refused our login or TLS ({error.__class__.__name__})"
+    return f"451 4.4.1 Relay {url.host}:{url.port} unavailable ({error.__class__.__name__})"
+
+
+def _connect(url) -> smtplib.SMTP:
+    """A connection to the relay, greeted, on TLS and logged in as the URL says."""
     context = _tls_context(settings.SMTP_CA_BUNDLE) if url.implicit_tls or url.starttls else None
-    client: smtplib.SMTP | None = None
+    if url.implicit_tls:
+        client = smtplib.SMTP_SSL(url.host, url.port, timeout=RELAY_TIMEOUT_SECONDS, context=context)
+    else:
+        client = smtplib.SMTP(url.host, url.port, timeout=RELAY_TIMEOUT_SECONDS)
     try:
-        if url.implicit_tls:
-            client = smtplib.SMTP_SSL(url.host, url.port, timeout=RELAY_TIMEOUT_SECONDS, context=context)
-        else:
-            client = smtplib.SMTP(url.host, url.port, timeout=RELAY_TIMEOUT_SECONDS)
         client.ehlo()
         if url.starttls:
             client.starttls(context=context)
             client.ehlo()
         if url.username:
             client.login(url.username, url.password)
-        options = []
-        if any(byte > 127 for byte in raw) and client.has_extn("8bitmime"):
-            options.append("BODY=8BITMIME")
-        if not (envelope_from + "".join(recipients)).isascii() and client.has_extn("smtputf8"):
-            options.append("SMTPUTF8")
-        refused = client.sendmail(envelope_from, recipients, raw, mail_options=options)
-    except smtplib.SMTPRecipientsRefused as error:
-        refused = error.recipients
-    except (smtplib.SMTPAuthenticationError, smtplib.SMTPNotSupportedError) as error:
-        # Our relay settings are wrong: hold the mail for a retry after the fix, never bounce it.
-        reply = f"451 4.7.0 Relay {url.host}:{url.port} refused our login or TLS ({error.__class__.__name__})"
-        return [Outcome(recipient, "deferred", reply) for recipient in recipients]
-    except smtplib.SMTPResponseException as error:  # sender or data refused
-        return [_outcome(recipient, error.smtp_code, error.smtp_error) for recipient in recipients]
-    except (OSError, smtplib.SMTPException) as error:
-        reply = f"451 4.4.1 Relay {url.host}:{url.port} unavailable ({error.__class__.__name__})"
-        return [Outcome(recipient, "deferred", reply) for recipient in recipients]
-    finally:
+    except BaseException:
         _quit(client)
-    return [
-        _outcome(recipient, *refused[recipient]) if recipient in refused
-        else Outcome(recipient, "relayed", "250 2.0.0 Relayed")
-        for recipient in recipients
-    ]
+        raise
+    return client
 
 
 def _quit(client: smtplib.SMTP | None) -> None:

@@ -1,24 +1,29 @@
 """Turning due OutboundMessage rows into delivered mail: claim, build, sign, hand over, record.
 
-A worker claims a row with one conditional UPDATE (two workers never both win) and counts the
-attempt there, so even a message that kills its worker ends `failed` after MAX_ATTEMPTS. Every
-end (sent, failed) is a final state with its event; nothing is dropped.
+A worker claims a batch of due rows with one conditional UPDATE (two workers never both win a row)
+and counts the attempt there, so even a message that kills its worker ends `failed` after
+MAX_ATTEMPTS. The batch goes to the relay over one connection; then its states and events are
+written in one transaction and its copies kept in Sent, one write per mailbox. Every end (sent,
+failed) is a final state with its event; nothing is dropped.
 """
 import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from mailcore.domains.dkim import dkim_sign
+from mailcore.domains.dkim import dkim_keys_for, dkim_sign
 from mailcore.events.services import emit
 from mailcore.inbound.delivery import deliver_if_hosted
 from mailcore.outbound.feedback import SendOutcome, outcome_report, return_path_for
 from mailcore.outbound.models import OutboundMessage
-from mailcore.outbound.relay import Outcome, relay
+from mailcore.outbound.relay import Outcome, Relay
 from mailcore.sending.compose import build_message
 from mailcore.store.base import StoreError
+from mailcore.store.embedded import EmbeddedStore
 from mailcore.store.factory import store_for
 from mailcore.timefmt import iso
 
@@ -27,37 +32,88 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 5
 RETRY_DELAYS = [timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=15), timedelta(hours=1)]
 CLAIM_TIMEOUT = timedelta(minutes=5)
+# What one attempt changes on a row (written for the whole batch at once, see _save_states).
+ATTEMPT_FIELDS = ["payload", "status", "due_at", "last_error", "claimed_until", "sent_at", "finished_at",
+                  "rfc_message_id"]
 
 
-def _due() -> Q:
+@dataclass
+class Attempt:
+    """One claimed message after its hand-over: its new state is set on `message`, not yet saved."""
+    message: OutboundMessage
+    raw: bytes
+    outcomes: list[Outcome] = field(default_factory=list)
+    gave_up: list[str] = field(default_factory=list)  # recipients still deferred after the last attempt
+
+
+def _due(now: datetime) -> Q:
     Status = OutboundMessage.Status
-    now = timezone.now()
     return Q(status__in=[Status.QUEUED, Status.SCHEDULED], due_at__lte=now) | Q(status=Status.SENDING,
                                                                                  claimed_until__lt=now)
 
 
-def _claim(message_id: int) -> bool:
-    """Take a due row for this worker and count the attempt; a conditional UPDATE, so two workers
-    never both win. Counting at the claim bounds a message that kills its worker every time."""
-    return bool(OutboundMessage.objects.filter(_due(), pk=message_id).update(
-        status=OutboundMessage.Status.SENDING, claimed_until=timezone.now() + CLAIM_TIMEOUT,
-        attempts=F("attempts") + 1))
+def _claim(limit: int) -> list[int]:
+    """Take up to `limit` due rows, oldest first, and count their attempt: one UPDATE ... RETURNING
+    whose condition holds row by row, so two workers never both win a row. On PostgreSQL the rows
+    another worker is claiming are skipped (SKIP LOCKED) rather than waited for."""
+    now = timezone.now()
+    due = OutboundMessage.objects.filter(_due(now)).order_by("due_at", "id").values("pk")[:limit]
+    if connection.features.has_select_for_update_skip_locked:
+        due = due.select_for_update(skip_locked=True)
+    claimed_until = OutboundMessage._meta.get_field("claimed_until").get_db_prep_value(now + CLAIM_TIMEOUT,
+                                                                                       connection)
+    with transaction.atomic(), connection.cursor() as cursor:
+        select, params = due.query.sql_with_params()
+        cursor.execute(f'UPDATE "{OutboundMessage._meta.db_table}" SET "status" = %s, "claimed_until" = %s, '
+                       f'"attempts" = "attempts" + 1 WHERE "id" IN ({select}) RETURNING "id"',
+                       [OutboundMessage.Status.SENDING, claimed_until, *params])
+        return [row[0] for row in cursor.fetchall()]
 
 
 def outbound_dispatch_due(*, limit: int = 50) -> int:
-    """Send every due message this worker can claim; returns how many it handled. One message's
-    failure never stops the others: it is retried on the schedule, then failed for good."""
-    due = OutboundMessage.objects.filter(_due()).order_by("due_at").values_list("pk", flat=True)[:limit]
-    handled = 0
-    for message_id in list(due):
-        if _claim(message_id):
+    """Send a batch of the due messages this worker can claim; returns how many it handled. One
+    message's failure never stops the others: it is retried on the schedule, then failed for good."""
+    claimed = _claim(limit)
+    if not claimed:
+        return 0
+    messages = list(OutboundMessage.objects.filter(pk__in=claimed, status=OutboundMessage.Status.SENDING)
+                    .select_related("mailbox", "account").order_by("due_at", "id"))
+    keys = dkim_keys_for({m.mailbox.address.partition("@")[2] for m in messages if m.mailbox.is_managed})
+    attempts, renew_at = [], timezone.now() + CLAIM_TIMEOUT / 2
+    with Relay(local=deliver_if_hosted) as relay:
+        for message in messages:
+            if timezone.now() >= renew_at:
+                renew_at = _renew(claimed)
             try:
-                outbound_dispatch(message_id=message_id)
+                if attempt := _attempt(message, relay, keys):
+                    attempts.append(attempt)
             except Exception as error:  # noqa: BLE001 - recorded on the message and in the log
-                log.exception("dispatch of outbound message %s failed", message_id)
-                _retry_or_fail(message_id, f"451 4.3.0 Internal error while sending ({error.__class__.__name__})")
-            handled += 1
-    return handled
+                log.exception("dispatch of outbound message %s failed", message.pk)
+                _retry_or_fail(message.pk, _internal_error(error))
+    if _record(attempts):
+        _keep_sent_copies([a for a in attempts if a.message.status == OutboundMessage.Status.SENT
+                           and not a.message.sandbox])
+    return len(claimed)
+
+
+def _renew(ids: list[int]) -> datetime:
+    """Hold the batch's claims longer (a slow relay): a lapsed claim would let another worker send
+    again what this one handed over but has not recorded yet. Returns when to renew next."""
+    now = timezone.now()
+    OutboundMessage.objects.filter(pk__in=ids, status=OutboundMessage.Status.SENDING).update(
+        claimed_until=now + CLAIM_TIMEOUT)
+    return now + CLAIM_TIMEOUT / 2
+
+
+def outbound_next_due() -> datetime | None:
+    """When the next waiting message falls due, so the worker wakes for it rather than polling."""
+    Status = OutboundMessage.Status
+    return OutboundMessage.objects.filter(status__in=[Status.QUEUED, Status.SCHEDULED]).order_by(
+        "due_at").values_list("due_at", flat=True).first()
+
+
+def _internal_error(error: Exception) -> str:
+    return f"451 4.3.0 Internal error while sending ({error.__class__.__name__})"
 
 
 def partner_mailbox_event_data(message: OutboundMessage) -> dict:
@@ -67,21 +123,26 @@ def partner_mailbox_event_data(message: OutboundMessage) -> dict:
             "scheduled_id": message.pk if message.is_held else None}
 
 
-def _finish(message: OutboundMessage, *, refused: list[dict], accepted: int, now: datetime) -> None:
-    """The final state (sent or failed) and its events, in the caller's transaction."""
+def _set_final(message: OutboundMessage, *, refused: list[dict], accepted: int, now: datetime) -> None:
+    """The final state (sent or failed), on the object only."""
     message.payload = {**message.payload, "pending": [], "refused": refused, "accepted": accepted}
     message.status = OutboundMessage.Status.SENT if accepted else OutboundMessage.Status.FAILED
     message.sent_at = now if message.status == OutboundMessage.Status.SENT else None
     message.finished_at = now
     message.claimed_until = None
+
+
+def _announce(message: OutboundMessage) -> None:
+    """The events of a final state, in the caller's transaction."""
     if message.status == OutboundMessage.Status.SENT:
         emit(account=message.account, name="email.sent",
-             data={**partner_mailbox_event_data(message), "sent_at": iso(now)}, sandbox=message.sandbox)
-    if refused:
-        emit(account=message.account, name="email.failed",
-             data={**partner_mailbox_event_data(message), "failed_at": iso(now), "recipients": refused},
+             data={**partner_mailbox_event_data(message), "sent_at": iso(message.finished_at)},
              sandbox=message.sandbox)
-    message.save()
+    if message.payload["refused"]:
+        emit(account=message.account, name="email.failed",
+             data={**partner_mailbox_event_data(message), "failed_at": iso(message.finished_at),
+                   "recipients": message.payload["refused"]},
+             sandbox=message.sandbox)
 
 
 def _fail(message: OutboundMessage, reply: str) -> None:
@@ -90,7 +151,9 @@ def _fail(message: OutboundMessage, reply: str) -> None:
         message.last_error = reply
         refused = list(message.payload.get("refused", []))
         refused += [{"recipient": r, "reply": reply} for r in message.payload["pending"]]
-        _finish(message, refused=refused, accepted=message.payload.get("accepted", 0), now=timezone.now())
+        _set_final(message, refused=refused, accepted=message.payload.get("accepted", 0), now=timezone.now())
+        _announce(message)
+        message.save()
 
 
 def _retry_or_fail(message_id: int, reply: str) -> None:
@@ -133,14 +196,12 @@ def reply_status(reply: str) -> str:
     return f"{code[:1]}.0.0" if code[:1].isdigit() else "5.0.0"
 
 
-def outbound_dispatch(*, message_id: int) -> None:
-    """Build, sign, hand over and record one claimed message. Safe to call again after a crash."""
-    message = OutboundMessage.objects.select_related("mailbox", "account").get(pk=message_id)
-    if message.status != OutboundMessage.Status.SENDING:
-        return
+def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | None:
+    """Build, sign and hand over one claimed message; its new state is set, to be saved with the
+    batch. None when it ended here (failed and saved on its own)."""
     if message.attempts > MAX_ATTEMPTS:  # claimed again and again by workers that never finished
         _fail(message, f"554 5.3.0 Not sent: the worker stopped {MAX_ATTEMPTS} times while sending it")
-        return
+        return None
     mailbox = message.mailbox
     domain = mailbox.address.partition("@")[2]
     if not message.rfc_message_id:
@@ -151,44 +212,87 @@ def outbound_dispatch(*, message_id: int) -> None:
     except (ValueError, TypeError, LookupError) as error:  # cannot succeed on a later attempt
         log.warning("outbound message %s cannot be built: %s", message.message_id, error)
         _fail(message, f"554 5.6.0 Message could not be built: {error}")
-        return
+        return None
     if mailbox.is_managed:
-        raw = dkim_sign(raw, domain_name=domain)
+        raw = dkim_sign(raw, domain_name=domain, key=keys.get(domain.lower()))
+    attempt = Attempt(message, raw)
     pending = message.payload["pending"]
     refused: list[dict] = list(message.payload.get("refused", []))  # refusals of earlier attempts count too
     accepted = message.payload.get("accepted", 0)
     deferred_replies = []
-    outcomes: list[Outcome] = []
-    gave_up: list[str] = []
     if message.sandbox:
         accepted, pending = len(pending), []  # the whole pipeline ran; only the SMTP hand-over is skipped
     else:
         # Bulk mail goes out with its signed return path, so its bounces name exactly this message.
         envelope_from = return_path_for(message) if message.payload.get("verp") else mailbox.address
-        outcomes = relay(envelope_from, pending, raw, local=deliver_if_hosted)
+        attempt.outcomes = outcomes = relay.send(envelope_from, pending, raw)
         refused += [{"recipient": o.recipient, "reply": o.reply} for o in outcomes if o.status == "refused"]
         accepted += sum(1 for o in outcomes if o.accepted)
         pending = [o.recipient for o in outcomes if o.status == "deferred"]
         deferred_replies = [f"{o.recipient}: {o.reply}" for o in outcomes if o.status == "deferred"]
     now = timezone.now()
-    with transaction.atomic():
-        if pending and message.attempts < MAX_ATTEMPTS:
-            message.payload = {**message.payload, "pending": pending, "refused": refused, "accepted": accepted}
-            message.status = OutboundMessage.Status.QUEUED
-            message.due_at = now + RETRY_DELAYS[min(message.attempts - 1, len(RETRY_DELAYS) - 1)]
+    if pending and message.attempts < MAX_ATTEMPTS:
+        message.payload = {**message.payload, "pending": pending, "refused": refused, "accepted": accepted}
+        message.status = OutboundMessage.Status.QUEUED
+        message.due_at = now + RETRY_DELAYS[min(message.attempts - 1, len(RETRY_DELAYS) - 1)]
+        message.last_error = "; ".join(deferred_replies)
+        message.claimed_until = None
+    else:
+        refused += [{"recipient": r, "reply": "retries exhausted"} for r in pending]
+        attempt.gave_up = list(pending)
+        if pending:
             message.last_error = "; ".join(deferred_replies)
-            message.claimed_until = None
-            message.save()
-        else:
-            refused += [{"recipient": r, "reply": "retries exhausted"} for r in pending]
-            gave_up = list(pending)
-            if pending:
-                message.last_error = "; ".join(deferred_replies)
-            _finish(message, refused=refused, accepted=accepted, now=now)
-        if message.payload.get("verp"):
-            _report_outcomes(message, outcomes, gave_up)
-    if message.status == OutboundMessage.Status.SENT and not message.sandbox:
+        _set_final(message, refused=refused, accepted=accepted, now=now)
+    return attempt
+
+
+def _record(attempts: list[Attempt]) -> bool:
+    """The batch's new states, events and outcome reports in one transaction. Should that fail,
+    each message goes back to its retry schedule (as an error while sending one would)."""
+    if not attempts:
+        return True
+    try:
+        with transaction.atomic():
+            _save_states([attempt.message for attempt in attempts])
+            for attempt in attempts:
+                if attempt.message.status != OutboundMessage.Status.QUEUED:
+                    _announce(attempt.message)
+                if attempt.message.payload.get("verp"):
+                    _report_outcomes(attempt.message, attempt.outcomes, attempt.gave_up)
+    except Exception as error:  # noqa: BLE001 - recorded on the messages and in the log
+        log.exception("recording a batch of %s outbound messages failed", len(attempts))
+        for attempt in attempts:
+            _retry_or_fail(attempt.message.pk, _internal_error(error))
+        return False
+    return True
+
+
+def _save_states(messages: list[OutboundMessage]) -> None:
+    """ATTEMPT_FIELDS of each row: one statement sent for all rows (psycopg pipelines executemany),
+    several times cheaper than bulk_update's CASE expressions."""
+    fields = [OutboundMessage._meta.get_field(name) for name in ATTEMPT_FIELDS]
+    assignments = ", ".join(f'"{field.column}" = %s' for field in fields)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f'UPDATE "{OutboundMessage._meta.db_table}" SET {assignments} WHERE "id" = %s',
+            [[field.get_db_prep_save(getattr(message, field.attname), connection) for field in fields] + [message.pk]
+             for message in messages])
+
+
+def _keep_sent_copies(attempts: list[Attempt]) -> None:
+    """A copy of each sent message in its mailbox's Sent folder, one write per mailbox; a failure
+    costs the copies, never the sends."""
+    by_mailbox = defaultdict(list)
+    for attempt in attempts:
+        by_mailbox[attempt.message.mailbox_id].append(attempt)
+    for group in by_mailbox.values():
+        store, raws = store_for(group[0].message.mailbox), [attempt.raw for attempt in group]
         try:
-            store_for(mailbox).append("Sent", raw, flags=("\\Seen",))
+            if isinstance(store, EmbeddedStore):
+                store.append_many("Sent", raws, flags=("\\Seen",))
+            else:
+                for raw in raws:
+                    store.append("Sent", raw, flags=("\\Seen",))
         except StoreError:
-            log.warning("could not keep a copy of %s in Sent", message.message_id, exc_info=True)
+            log.warning("could not keep copies of %s in Sent", [str(a.message.message_id) for a in group],
+                        exc_info=True)

@@ -240,10 +240,14 @@ class EmbeddedStore:
         row.keywords = f" {' '.join(keywords)} " if keywords else " "
         row.save(update_fields=["seen", "flagged", "keywords"])
 
-    @transaction.atomic
     def _next_uid(self, folder: StoredFolder) -> int:
-        StoredFolder.objects.filter(pk=folder.pk).update(uid_next=F("uid_next") + 1)
-        return StoredFolder.objects.values_list("uid_next", flat=True).get(pk=folder.pk) - 1
+        return self._reserve_uids(folder, 1)
+
+    @transaction.atomic
+    def _reserve_uids(self, folder: StoredFolder, count: int) -> int:
+        """The first of `count` consecutive UIDs, taken from the folder's counter (locked by the UPDATE)."""
+        StoredFolder.objects.filter(pk=folder.pk).update(uid_next=F("uid_next") + count)
+        return StoredFolder.objects.values_list("uid_next", flat=True).get(pk=folder.pk) - count
 
     @transaction.atomic
     def move(self, folder: str, uid: int, target: str) -> int:
@@ -262,20 +266,35 @@ class EmbeddedStore:
         message = with_headers(raw, trace_headers(recipient, envelope_from))
         return Delivered(self.append("INBOX", message), len(message))
 
-    @transaction.atomic
     def append(self, folder: str, raw: bytes, *, flags=(), date: datetime | None = None) -> int:
-        destination = self._folder(folder)
-        if self.storage_used() + len(raw) > self.mailbox.quota_mb * 1024 * 1024:
-            raise QuotaExceeded(f"{self.mailbox.address} is over its {self.mailbox.quota_mb} MB quota")
+        return self.append_many(folder, [raw], flags=flags, date=date)[0]
+
+    def append_many(self, folder: str, raws: list[bytes], *, flags=(), date: datetime | None = None) -> list[int]:
+        """Many messages into one folder with one quota check, one UID reservation and one INSERT
+        (dispatch keeps a batch's copies in Sent this way). All or none: over the quota, none is kept."""
+        with transaction.atomic():
+            destination = self._folder(folder)
+            if self.storage_used() + sum(len(raw) for raw in raws) > self.mailbox.quota_mb * 1024 * 1024:
+                raise QuotaExceeded(f"{self.mailbox.address} is over its {self.mailbox.quota_mb} MB quota")
+            keywords = [validate_keyword(flag) for flag in flags if not flag.startswith("\\")]
+            first = self._reserve_uids(destination, len(raws))
+            internal_date = date or timezone.now()
+            MessageRow.objects.bulk_create([
+                self._message_row(destination, first + index, raw, internal_date, flags, keywords)
+                for index, raw in enumerate(raws)
+            ])
+        return [first + index for index in range(len(raws))]
+
+    @staticmethod
+    def _message_row(destination: StoredFolder, uid: int, raw: bytes, internal_date: datetime, flags, keywords
+                     ) -> MessageRow:
         message = read(raw)
-        keywords = [validate_keyword(flag) for flag in flags if not flag.startswith("\\")]
-        uid = self._next_uid(destination)
-        MessageRow.objects.create(
+        return MessageRow(
             folder=destination,
             uid=uid,
             raw=raw,
             size=len(raw),
-            internal_date=date or timezone.now(),
+            internal_date=internal_date,
             seen=SEEN in flags,
             flagged=FLAGGED in flags,
             keywords=f" {' '.join(keywords)} " if keywords else " ",
@@ -290,7 +309,6 @@ class EmbeddedStore:
                 [message.subject, message.from_, *message.to, *message.cc, message.text, message.html]
             ).casefold(),
         )
-        return uid
 
     def search(self, folder: str, query: str, *, limit: int = 50) -> list[MessageSummary]:
         rows = MessageRow.objects.filter(folder=self._folder(folder))

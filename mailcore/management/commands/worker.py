@@ -1,5 +1,7 @@
 """The embedded background worker (used when no Redis is configured): every sweep job runs in a
-thread of its own, so one slow job (a webhook endpoint timing out) never delays another (mail)."""
+thread of its own, so one slow job (a webhook endpoint timing out) never delays another (mail).
+A batch job that handled work runs again at once; one that found nothing sleeps until its next
+work falls due, or its interval."""
 import signal
 import threading
 
@@ -7,7 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import close_old_connections, connections
 
-from mailcore.sweep import JOBS, Job, job_run, sweep_run
+from mailcore.sweep import JOBS, Job, job_pause, job_run, sweep_run
 
 
 class Command(BaseCommand):
@@ -28,8 +30,10 @@ class Command(BaseCommand):
             interval = min(job.every_seconds, settings.SWEEP_INTERVAL_SECONDS)
             while not stopping.is_set():
                 close_old_connections()
-                job_run(job)
-                stopping.wait(interval)
+                result = job_run(job)
+                if job.drains and result:
+                    continue  # the next batch is due now
+                stopping.wait(interval if result is None else job_pause(job, interval))
             connections.close_all()
 
         threads = [threading.Thread(target=loop, args=(job,), name=job.name, daemon=True) for job in JOBS]

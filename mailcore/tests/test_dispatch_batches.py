@@ -1,0 +1,178 @@
+"""Dispatch in batches: one claim for many due rows, one SMTP connection for the batch, its states
+and events written together; a relay that drops the connection mid-batch costs only the message it
+was carrying (retried on the schedule), claims held by another worker are left alone, abandoned ones
+are taken again. The relay is a real SMTP server on loopback (testkit.smtp_sink), which counts the
+sessions clients open."""
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.core.cache import cache
+from django.utils import timezone
+
+from mailcore.events.models import Event
+from mailcore.outbound.models import OutboundMessage
+from mailcore.sending.dispatch import CLAIM_TIMEOUT, outbound_dispatch_due
+from mailcore.sending.inputs import SendRequest
+from mailcore.sending.services import mail_send
+from mailcore.store.factory import store_for
+from mailcore.sweep import job_named, job_pause, job_run
+from testkit.factories import make_mailbox
+from testkit.smtp_sink import free_port
+from testkit.worker_process import WorkerProcess, wait_until
+
+SENDER = "news@example.test"
+
+
+@pytest.fixture
+def mailbox(alice):
+    mailbox = make_mailbox(alice.account, SENDER)
+    plan = mailbox.effective_plan
+    plan.sends_per_hour = plan.sends_per_day = 100_000
+    plan.save()
+    return mailbox
+
+
+def send(user, to: str, **options) -> OutboundMessage:
+    return mail_send(account=user.account, user=user, request=SendRequest(
+        from_email=SENDER, to=[to], subject=f"Hello {to}", body_text="Hi", **options))
+
+
+def statuses() -> Counter:
+    return Counter(OutboundMessage.objects.values_list("status", flat=True))
+
+
+@pytest.mark.django_db
+def test_a_batch_of_due_messages_goes_out_over_one_connection_with_its_events_and_sent_copies(
+        alice, mailbox, relay):
+    for n in range(7):
+        send(alice, f"reader{n}@remote.test")
+    assert outbound_dispatch_due() == 7
+    assert relay.greetings == 1
+    assert sorted(to for m in relay.messages for to in m.rcpt_tos) == [f"reader{n}@remote.test" for n in range(7)]
+    assert all(m.content.startswith(b"DKIM-Signature:") for m in relay.messages)
+    assert statuses() == Counter({"sent": 7})
+    assert Event.objects.filter(name="email.sent").count() == 7
+    copies = store_for(mailbox).list("Sent", per_page=10, reverse=False).messages
+    assert [(copy.uid, copy.subject) for copy in copies] == [(n + 1, f"Hello reader{n}@remote.test") for n in range(7)]
+    assert outbound_dispatch_due() == 0
+
+
+@pytest.mark.django_db
+def test_a_batch_claims_at_most_its_limit_and_the_next_run_takes_the_rest(alice, mailbox, relay):
+    for n in range(5):
+        send(alice, f"reader{n}@remote.test")
+    assert outbound_dispatch_due(limit=3) == 3
+    assert statuses() == Counter({"sent": 3, "queued": 2})
+    assert outbound_dispatch_due(limit=3) == 2
+    assert statuses() == Counter({"sent": 5}) and len(relay.messages) == 5
+
+
+@pytest.mark.django_db
+def test_a_relay_closing_the_connection_mid_batch_defers_that_message_only_and_it_goes_out_once_later(
+        alice, mailbox, relay):
+    for n in range(5):
+        send(alice, f"reader{n}@remote.test")
+    relay.refuse["reader2@remote.test"] = "421 4.3.2 Service shutting down, closing channel"
+    assert outbound_dispatch_due() == 5
+    deferred = OutboundMessage.objects.get(status="queued")
+    assert deferred.payload["to"] == ["reader2@remote.test"] and deferred.attempts == 1
+    assert deferred.last_error == "reader2@remote.test: 421 4.3.2 Service shutting down, closing channel"
+    assert deferred.due_at > timezone.now() + timedelta(seconds=50)
+    assert statuses() == Counter({"sent": 4, "queued": 1})
+    assert relay.greetings == 2  # the client closed on the 421; the rest of the batch went on a new connection
+    del relay.refuse["reader2@remote.test"]
+    with time_machine.travel(timezone.now() + timedelta(minutes=1, seconds=1)):
+        assert outbound_dispatch_due() == 1
+    deferred.refresh_from_db()
+    assert (deferred.status, deferred.attempts) == ("sent", 2)
+    assert Counter(to for m in relay.messages for to in m.rcpt_tos) == Counter(
+        {f"reader{n}@remote.test": 1 for n in range(5)})
+    assert Event.objects.filter(name="email.sent").count() == 5 and not Event.objects.filter(name="email.failed")
+
+
+@pytest.mark.django_db
+def test_a_refused_recipient_fails_its_message_while_the_others_of_the_batch_are_sent(alice, mailbox, relay):
+    for n in range(3):
+        send(alice, f"reader{n}@remote.test")
+    relay.refuse["reader1@remote.test"] = "550 5.1.1 No such user"
+    assert outbound_dispatch_due() == 3
+    failed = OutboundMessage.objects.get(status="failed")
+    assert failed.payload["refused"] == [{"recipient": "reader1@remote.test", "reply": "550 5.1.1 No such user"}]
+    assert statuses() == Counter({"sent": 2, "failed": 1}) and relay.greetings == 1
+    [event] = Event.objects.filter(name="email.failed")
+    assert event.data["message_id"] == str(failed.message_id)
+
+
+@pytest.mark.django_db
+def test_a_claim_held_by_another_worker_is_left_alone_and_an_abandoned_one_is_taken_once_more(
+        alice, mailbox, relay):
+    held, abandoned, due = (send(alice, f"{name}@remote.test") for name in ("held", "abandoned", "due"))
+    OutboundMessage.objects.filter(pk=held.pk).update(status="sending", attempts=1,
+                                                      claimed_until=timezone.now() + CLAIM_TIMEOUT)
+    OutboundMessage.objects.filter(pk=abandoned.pk).update(status="sending", attempts=1,
+                                                           claimed_until=timezone.now() - timedelta(seconds=1))
+    assert outbound_dispatch_due() == 2
+    assert sorted(to for m in relay.messages for to in m.rcpt_tos) == ["abandoned@remote.test", "due@remote.test"]
+    assert dict(OutboundMessage.objects.values_list("payload__to__0", "attempts")) == {
+        "held@remote.test": 1, "abandoned@remote.test": 2, "due@remote.test": 1}
+    assert OutboundMessage.objects.get(pk=held.pk).status == "sending"
+    assert outbound_dispatch_due() == 0
+
+
+@pytest.mark.django_db
+def test_the_mail_job_runs_again_at_once_after_a_batch_while_a_job_without_batches_keeps_its_interval(
+        alice, mailbox, relay):
+    cache.clear()
+    for n in range(3):
+        send(alice, f"reader{n}@remote.test")
+    mail = job_named("dispatch-due-mail")
+    assert job_run(mail) == 3
+    assert job_run(mail) == 0  # not refused by a lock: the next batch never waits an interval
+    purge = job_named("purge-expired-session-tokens")
+    assert job_run(purge) == 0
+    assert job_run(purge) is None  # once an hour
+
+
+@pytest.mark.django_db
+def test_the_mail_job_sleeps_until_its_next_scheduled_send_when_that_comes_before_the_interval(alice, mailbox):
+    mail = job_named("dispatch-due-mail")
+    assert job_pause(mail, 2) == 2  # nothing waiting
+    with time_machine.travel(timezone.now(), tick=False):
+        send(alice, "later@remote.test", scheduled_at=timezone.now() + timedelta(seconds=1.25))
+        assert job_pause(mail, 2) == 1.25
+        send(alice, "soon@remote.test", scheduled_at=timezone.now() + timedelta(seconds=0.5))
+        assert job_pause(mail, 2) == 0.5
+    assert job_pause(job_named("purge-expired-session-tokens"), 2) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_process_sends_due_messages_in_batches_one_connection_each(plans, alice, mailbox, relay,
+                                                                             settings, tmp_path):
+    for n in range(120):
+        send(alice, f"reader{n:03}@remote.test")
+    worker = WorkerProcess(tmp_path / "worker", SMTP_URL=settings.SMTP_URL)
+    try:
+        worker.start()
+        wait_until(lambda: statuses() == Counter({"sent": 120}), what="120 sent", workers=[worker])
+    finally:
+        worker.stop()
+    assert relay.greetings == 3  # batches of 50, 50 and 20
+    assert Counter(to for m in relay.messages for to in m.rcpt_tos) == Counter(
+        {f"reader{n:03}@remote.test": 1 for n in range(120)})
+    assert Event.objects.filter(name="email.sent").count() == 120
+    assert "Traceback" not in worker.output()
+
+
+@pytest.mark.django_db
+def test_an_unreachable_relay_defers_the_whole_batch_for_its_retry(alice, mailbox, settings):
+    port = free_port()
+    settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
+    for n in range(3):
+        send(alice, f"reader{n}@remote.test")
+    assert outbound_dispatch_due() == 3
+    assert statuses() == Counter({"queued": 3})
+    assert set(OutboundMessage.objects.values_list("last_error", "attempts")) == {
+        (f"reader{n}@remote.test: 451 4.4.1 Relay 127.0.0.1:{port} unavailable (ConnectionRefusedError)", 1)
+        for n in range(3)}
