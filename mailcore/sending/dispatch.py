@@ -5,6 +5,11 @@ and counts the attempt there, so even a message that kills its worker ends `fail
 MAX_ATTEMPTS. The batch goes to the relay over one connection; then its states and events are
 written in one transaction and its copies kept in Sent, one write per mailbox. Every end (sent,
 failed) is a final state with its event; nothing is dropped.
+
+Each hand-over is written down on its row at once (payload "handed_over": the relay's answers), so
+a worker killed before its batch is recorded costs no second copy: the next claim of the row
+records those answers instead of sending again. Only a kill between the relay's answer and that
+one UPDATE can send a message twice, the same window as when each message was recorded alone.
 """
 import logging
 from collections import defaultdict
@@ -199,7 +204,8 @@ def reply_status(reply: str) -> str:
 def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | None:
     """Build, sign and hand over one claimed message; its new state is set, to be saved with the
     batch. None when it ended here (failed and saved on its own)."""
-    if message.attempts > MAX_ATTEMPTS:  # claimed again and again by workers that never finished
+    handed_over = message.payload.pop("handed_over", None)  # by a worker that stopped before recording it
+    if message.attempts > MAX_ATTEMPTS and handed_over is None:  # claimed again and again, never finished
         _fail(message, f"554 5.3.0 Not sent: the worker stopped {MAX_ATTEMPTS} times while sending it")
         return None
     mailbox = message.mailbox
@@ -225,7 +231,12 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
     else:
         # Bulk mail goes out with its signed return path, so its bounces name exactly this message.
         envelope_from = return_path_for(message) if message.payload.get("verp") else mailbox.address
-        attempt.outcomes = outcomes = relay.send(envelope_from, pending, raw)
+        if handed_over is None:
+            outcomes = relay.send(envelope_from, pending, raw)
+            _note_hand_over(message, outcomes)
+        else:
+            outcomes = [Outcome(*answer) for answer in handed_over]
+        attempt.outcomes = outcomes
         refused += [{"recipient": o.recipient, "reply": o.reply} for o in outcomes if o.status == "refused"]
         accepted += sum(1 for o in outcomes if o.accepted)
         pending = [o.recipient for o in outcomes if o.status == "deferred"]
@@ -244,6 +255,13 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
             message.last_error = "; ".join(deferred_replies)
         _set_final(message, refused=refused, accepted=accepted, now=now)
     return attempt
+
+
+def _note_hand_over(message: OutboundMessage, outcomes: list[Outcome]) -> None:
+    """The relay's answers on the row, committed before anything else happens to the batch; the
+    batch's record (which writes the payload without them) clears the note."""
+    answers = [[outcome.recipient, outcome.status, outcome.reply] for outcome in outcomes]
+    OutboundMessage.objects.filter(pk=message.pk).update(payload={**message.payload, "handed_over": answers})
 
 
 def _record(attempts: list[Attempt]) -> bool:

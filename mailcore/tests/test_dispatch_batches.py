@@ -122,6 +122,24 @@ def test_a_claim_held_by_another_worker_is_left_alone_and_an_abandoned_one_is_ta
 
 
 @pytest.mark.django_db
+def test_a_message_handed_over_by_a_worker_that_stopped_before_recording_it_is_recorded_not_sent_again(
+        alice, mailbox, relay):
+    message = send(alice, "once@remote.test")
+    OutboundMessage.objects.filter(pk=message.pk).update(
+        status="sending", attempts=1, claimed_until=timezone.now() - timedelta(seconds=1),
+        payload={**message.payload, "handed_over": [["once@remote.test", "relayed", "250 2.0.0 Ok: queued"]]})
+
+    assert outbound_dispatch_due() == 1
+
+    assert relay.messages == []
+    message.refresh_from_db()
+    assert (message.status, message.payload["accepted"], "handed_over" in message.payload) == ("sent", 1, False)
+    assert Event.objects.filter(name="email.sent").count() == 1
+    assert [copy.subject for copy in store_for(mailbox).list("Sent", per_page=10).messages] == [
+        "Hello once@remote.test"]
+
+
+@pytest.mark.django_db
 def test_the_mail_job_runs_again_at_once_after_a_batch_while_a_job_without_batches_keeps_its_interval(
         alice, mailbox, relay):
     cache.clear()
