@@ -1,6 +1,8 @@
 """Output records of the hosting partner API, as the spec's resource tables."""
+from django.db.models import Prefetch, QuerySet
 from rest_framework import serializers
 
+from billing.models import Purchase
 from billing.selectors.prices import wholesale_monthly
 from billing.services.payg import open_checkout, payg_checkout_url
 from mailcore.domains.services import domain_public_records
@@ -65,13 +67,19 @@ class PartnerMailboxOutput(serializers.Serializer):
             data.pop("checkout_url", None)
             return data
         data["is_pay_as_you_go"] = True
-        url = (payg_checkout_url(partner_mailbox=partner_mailbox) if self.context.get("fresh_checkout")
-               else getattr(open_checkout(partner_mailbox), "checkout_url", None))
-        if url and partner_mailbox.status == "pending_payment":
+        url = self._checkout_url(partner_mailbox) if partner_mailbox.status == "pending_payment" else None
+        if url:
             data["checkout_url"] = url
         else:
             data.pop("checkout_url", None)
         return data
+
+    def _checkout_url(self, partner_mailbox) -> str | None:
+        if self.context.get("fresh_checkout"):
+            return payg_checkout_url(partner_mailbox=partner_mailbox)
+        if hasattr(partner_mailbox, "open_checkouts"):  # a list: with_open_checkouts read them all at once
+            return partner_mailbox.open_checkouts[0].checkout_url if partner_mailbox.open_checkouts else None
+        return getattr(open_checkout(partner_mailbox), "checkout_url", None)
 
     def _rate(self, plan_type: str, currency: str) -> float:
         """From the price table, read once per response (a list shares the root's cache)."""
@@ -89,6 +97,13 @@ class PartnerMailboxOutput(serializers.Serializer):
     def get_mailserver_provisioned(self, obj) -> bool:
         """Dovecot and Postfix read the account from our tables: it exists once the row does."""
         return obj.mailbox_id is not None
+
+
+def with_open_checkouts(rows: QuerySet) -> QuerySet:
+    """The open checkouts of a list's pay-as-you-go mailboxes in one query, not one per mailbox (the
+    same rows billing's open_checkout reads, newest first)."""
+    pending = Purchase.objects.filter(kind=Purchase.Kind.MAILBOX, status=Purchase.Status.PENDING)
+    return rows.prefetch_related(Prefetch("purchases", queryset=pending, to_attr="open_checkouts"))
 
 
 class SettingsOutput(serializers.Serializer):

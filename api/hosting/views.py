@@ -11,6 +11,7 @@ from api.hosting.serializers import (
     SettingsOutput,
     StatsOutput,
     SummaryOutput,
+    with_open_checkouts,
 )
 from api.inputs import StrictInput
 from api.hosting.billing import ReturnUrlField
@@ -34,11 +35,13 @@ from mailcore.partners.services import (
     client_update,
     partner_settings_update,
 )
+from mailcore.paging import MAX_PAGE, page_window
 
 DOMAINS = {"GET": "partner:domains:read", "POST": "partner:domains:write", "DELETE": "partner:domains:write",
            "PATCH": "partner:domains:write"}
 MAILBOXES = {"GET": "partner:mailboxes:read", "POST": "partner:mailboxes:write", "DELETE": "partner:mailboxes:write",
              "PATCH": "partner:mailboxes:write"}
+MAILBOX_PAGE, MAILBOX_PAGE_MAX = 50, 100
 
 
 # domains
@@ -187,17 +190,27 @@ class MailboxCreateInput(StrictInput):
 
 class MailboxListQuery(serializers.Serializer):
     status = serializers.ChoiceField(choices=PartnerMailbox.Status.values, required=False)
+    page = serializers.IntegerField(required=False, min_value=1, max_value=MAX_PAGE,
+                                    help_text=f"1 to {MAX_PAGE}; a page past the end is empty. Without page and "
+                                    "per_page the list is whole.")
+    per_page = serializers.IntegerField(required=False, min_value=1, max_value=MAILBOX_PAGE_MAX,
+                                        help_text=f"1 to {MAILBOX_PAGE_MAX}; default {MAILBOX_PAGE} once page is given.")
 
 
 class HostingMailboxListApi(HostingApi):
     required_scopes = MAILBOXES
 
     @extend_schema(tags=["hosting: mailboxes"], parameters=[MailboxListQuery],
-                   responses={200: PartnerMailboxOutput(many=True)}, summary="List client mailboxes")
+                   responses={200: PartnerMailboxOutput(many=True)}, summary="List client mailboxes, newest first",
+                   description="With page or per_page, one page of the list (a page shorter than per_page is the "
+                   "last); without them, every mailbox, as the list always was.")
     def get(self, request):
         query = MailboxListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        rows = partner_mailboxes(partner=self.partner, status=query.validated_data.get("status"))
+        fields = query.validated_data
+        rows = with_open_checkouts(partner_mailboxes(partner=self.partner, status=fields.get("status")))
+        if "page" in fields or "per_page" in fields:
+            rows = page_window(rows, page=fields.get("page", 1), size=fields.get("per_page", MAILBOX_PAGE))
         return Response(PartnerMailboxOutput(rows, many=True).data)
 
     @extend_schema(tags=["hosting: mailboxes"], request=MailboxCreateInput, responses={201: PartnerMailboxOutput},

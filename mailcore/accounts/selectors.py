@@ -20,16 +20,18 @@ def plan_gate_message(feature: str) -> str:
     return f"{label} needs the {plan.name} plan{richer}; your plan does not include it."
 
 
+def _count_of(rows: models.QuerySet) -> models.Subquery:
+    """COUNT(*) of rows as a scalar subquery."""
+    return models.Subquery(rows.order_by().annotate(n=models.Func(models.F("pk"), function="COUNT")).values("n"))
+
+
 def account_overview(*, account: Account) -> dict[str, int]:
-    """Counts for the dashboard, in one query."""
-    row = (
-        Account.objects.filter(pk=account.pk)
-        .annotate(
-            n_mailboxes=models.Count("mailboxes", distinct=True),
-            n_domains=models.Count("domains", distinct=True),
-            n_api_keys=models.Count("api_keys", distinct=True, filter=models.Q(api_keys__is_active=True)),
-        )
-        .values("n_mailboxes", "n_domains", "n_api_keys")
-        .get()
-    )
+    """Counts for the dashboard, in one query. Each count is its own subquery, read from its own
+    index: joining the three tables instead multiplies them (mailboxes x domains x keys rows, ten
+    million for a partner with 10,000 mailboxes)."""
+    row = Account.objects.filter(pk=account.pk).values(
+        n_mailboxes=_count_of(account.mailboxes.all()),
+        n_domains=_count_of(account.domains.all()),
+        n_api_keys=_count_of(account.api_keys.filter(is_active=True)),
+    ).get()
     return {"mailboxes": row["n_mailboxes"], "domains": row["n_domains"], "api_keys": row["n_api_keys"]}

@@ -114,7 +114,10 @@ class PartnerMailbox(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["partner", "status"]), models.Index(fields=["expires_at"])]
+        indexes = [models.Index(fields=["partner", "status"]), models.Index(fields=["expires_at"]),
+                   # the mailbox list's newest-first page and the dashboard's terms ending soon, at 10,000
+                   models.Index(fields=["partner", "-created_at", "-id"], name="partnermailbox_newest_idx"),
+                   models.Index(fields=["partner", "expires_at"], name="partnermailbox_ending_idx")]
 
     @property
     def is_trial(self) -> bool:

@@ -2,7 +2,7 @@
 from datetime import timedelta
 
 from django.utils import timezone
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Func, Q, QuerySet, Subquery
 
 from mailcore.partners.models import HostingPartner
 from mailcore.domains.dnscheck import public_record
@@ -27,15 +27,30 @@ def partner_clients(*, partner: HostingPartner) -> QuerySet[PartnerClient]:
     )
 
 
+def partner_client_choices(*, partner: HostingPartner) -> QuerySet[PartnerClient]:
+    """Id and name of each client, for a filter's choices (no per-client counts to join)."""
+    return PartnerClient.objects.filter(partner=partner).only("id", "name")
+
+
+def partner_domain_choices(*, partner: HostingPartner) -> QuerySet[Domain]:
+    """Id and name of each domain, for a filter's choices (without the stored DNS check)."""
+    return partner_domains(partner=partner).only("id", "name")
+
+
 def partner_client_get(*, partner: HostingPartner, client_id: int) -> PartnerClient:
     return partner_clients(partner=partner).get(pk=client_id)
 
 
 def partner_mailboxes(*, partner: HostingPartner, status: str | None = None, client_id: int | None = None,
-                      domain_id: int | None = None) -> QuerySet[PartnerMailbox]:
-    rows = PartnerMailbox.objects.filter(partner=partner).select_related("mailbox__domain")
+                      domain_id: int | None = None, search: str = "") -> QuerySet[PartnerMailbox]:
+    """Newest first (the index on partner, created_at, id serves a page without sorting them all);
+    `search` matches part of the address, so a domain name finds its mailboxes."""
+    rows = PartnerMailbox.objects.filter(partner=partner).select_related("mailbox__domain").order_by(
+        "-created_at", "-id")
     if status:
         rows = rows.filter(status=status)
+    if search:
+        rows = rows.filter(mailbox__address__contains=search.strip().lower())  # addresses are stored lowercase
     if client_id:
         rows = rows.filter(mailbox__domain__client_id=client_id)
     if domain_id:
@@ -104,14 +119,24 @@ def partner_stats(*, partner: HostingPartner) -> dict:
     }
 
 
+def _count_of(rows: QuerySet) -> Subquery:
+    """COUNT(*) of `rows` as a scalar subquery: counts of several tables in one query without joining
+    them (a join would count clients times slots rows)."""
+    return Subquery(rows.order_by().annotate(n=Func(F("id"), function="COUNT")).values("n"))
+
+
+def partner_client_count(*, partner: HostingPartner) -> int:
+    return PartnerClient.objects.filter(partner=partner).count()
+
+
 def partner_summary(*, partner: HostingPartner) -> dict:
     """The account at a glance, in three queries."""
     stats = PartnerMailbox.objects.filter(partner=partner).aggregate(
         total=Count("id"), active=Count("id", filter=Q(status=PartnerMailbox.Status.ACTIVE)),
         trial=Count("id", filter=Q(status=PartnerMailbox.Status.TRIAL)))
-    counts = HostingPartner.objects.filter(pk=partner.pk).aggregate(
-        clients=Count("clients", distinct=True),
-        slots_unused=Count("slots", filter=Q(slots__status=MailboxSlot.Status.UNUSED), distinct=True))
+    counts = HostingPartner.objects.filter(pk=partner.pk).values(
+        n_clients=_count_of(PartnerClient.objects.filter(partner=partner)),
+        n_slots_unused=_count_of(MailboxSlot.objects.filter(partner=partner, status=MailboxSlot.Status.UNUSED))).get()
     domains = Domain.objects.filter(account=partner.account_id).aggregate(
         total=Count("id"), verified=Count("id", filter=Q(status=Domain.Status.VERIFIED)))
     return {
@@ -119,13 +144,13 @@ def partner_summary(*, partner: HostingPartner) -> dict:
         "status": partner.status,
         "trial_ends_at": partner.trial_ends_at,
         "default_client_lapse_action": partner.default_client_lapse_action,
-        "clients_total": counts["clients"],
+        "clients_total": counts["n_clients"],
         "domains_total": domains["total"],
         "domains_verified": domains["verified"],
         "domain_limit": partner.domain_limit,
         "mailboxes_total": stats["total"],
         "mailboxes_active": stats["active"],
         "mailboxes_trial": stats["trial"],
-        "slots_unused": counts["slots_unused"],
+        "slots_unused": counts["n_slots_unused"],
         "extra_storage_mb": partner.extra_storage_mb,
     }

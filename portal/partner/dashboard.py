@@ -11,7 +11,7 @@ from mailcore.accounts.selectors import account_overview
 from mailcore.partners.lifecycle import NOTICE_AHEAD
 from mailcore.partners.mailboxes import PARTNER_PLANS
 from mailcore.partners.models import HostingPartner, PartnerMailbox
-from mailcore.partners.selectors import partner_clients, partner_mailboxes_ending_soon, partner_stats
+from mailcore.partners.selectors import partner_client_count, partner_mailboxes_ending_soon, partner_stats
 from portal.partner.dns import dns_summary
 from portal.partner.forms import storage_label
 
@@ -85,7 +85,7 @@ def partner_dashboard(partner: HostingPartner) -> dict:
     pending_domains = [{**row, **vars(dns_summary(row["dns_records"] or []))} for row in stats["pending_domain_setup"]]
     return {
         "stats": stats,
-        "clients_total": partner_clients(partner=partner).count(),
+        "clients_total": partner_client_count(partner=partner),
         "slots_total": stats["slots_unused"] + stats["slots_assigned"],
         "domains_free": domains_free,
         "by_status": _bars([(label, by_status.get(value, 0), STATUS_TONES[value])

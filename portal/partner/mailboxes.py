@@ -22,6 +22,8 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -51,7 +53,8 @@ from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import (
     mailbox_aliases,
     mailbox_forwarding_rules,
-    partner_clients,
+    partner_client_choices,
+    partner_domain_choices,
     partner_domains,
     partner_mailbox_get,
     partner_mailboxes,
@@ -81,6 +84,7 @@ DETAIL_TEMPLATE = "portal/mailboxes_detail.html"
 CONFIRM_TEMPLATE = "portal/mailboxes_confirm.html"
 CANCEL_TEMPLATE = "portal/mailboxes_cancel.html"
 PAGE_SIZE = 50
+SEARCH_MAX = 100  # characters of an address search; an address is at most 320
 
 
 partner_section = partner_required(section="Mailboxes", htmx_redirect="portal:mailboxes")
@@ -195,27 +199,40 @@ def _region_response(request, partner_mailbox: PartnerMailbox, region: str | lis
 # the list
 
 
+def _options(field) -> SafeString:
+    """A filter's <option>s, written here rather than by the widget's template once per option: a
+    partner with a thousand domains would otherwise spend most of the page's time on them."""
+    current = "" if field.value() is None else str(field.value())
+    return mark_safe("".join(
+        f'<option value="{escape(value)}"{" selected" if str(value) == current else ""}>{escape(label)}</option>'
+        for value, label in field.field.choices))
+
+
 @require_GET
 @partner_section
 def mailboxes(request, partner):
-    """The partner's mailboxes, newest first, filtered by status, client and domain, 50 a page."""
-    clients = list(partner_clients(partner=partner))
-    domains = list(partner_domains(partner=partner))
-    filter_form = MailboxFilterForm(request.GET, clients=clients, domains=domains,
+    """The partner's mailboxes, newest first, found by part of the address and filtered by status,
+    client and domain, 50 a page."""
+    filter_form = MailboxFilterForm(request.GET, clients=partner_client_choices(partner=partner),
+                                    domains=partner_domain_choices(partner=partner),
                                     statuses=PartnerMailbox.Status.choices)
     filters = filter_form.filters()
+    search = request.GET.get("q", "").strip()[:SEARCH_MAX]
     rows = partner_mailboxes(partner=partner, status=filters.get("status"), client_id=filters.get("client"),
-                             domain_id=filters.get("domain")).select_related("mailbox__domain__client")
+                             domain_id=filters.get("domain"), search=search
+                             ).select_related("mailbox__domain__client")
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    summary = partner_summary(partner=partner)
     context = {
-        "filter_form": filter_form,
-        "filtered": bool(filters),
+        "filter_fields": [(field, _options(field)) for field in filter_form],
+        "search": search,
+        "filtered": bool(filters or search),
         "page": page,
         "query": query.urlencode(),
-        "summary": partner_summary(partner=partner),
-        "has_verified_domain": any(domain.is_verified for domain in domains),
+        "summary": summary,
+        "has_verified_domain": summary["domains_verified"] > 0,
     }
     if request.htmx and request.htmx.target == "mailboxes":  # the filters and the page links
         return regions(request, LIST_TEMPLATE, ["mailboxes", "mailboxes-count"], context)
