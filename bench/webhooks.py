@@ -1,42 +1,53 @@
-"""Webhook delivery benchmark: deliveries per second through the product's path
-(`emit` -> delivery rows -> `webhooks_deliver_due()`) to a local HTTPS receiver, against a bare
-httpx loop posting the same signed bodies to the same receiver. One run, one machine, ratios.
+"""Webhook delivery benchmark: deliveries per second from the moment they fall due to the moment
+the receiver has the last one, through the real worker processes (`manage.py worker`, and Celery
+worker+beat with Redis), against bare httpx clients posting the same signed bodies to the same
+receiver. One run, one machine, ratios.
 
-    .venv/bin/python bench/webhooks.py [--events 200] [--multi-events 4] [--rounds 2] [--slow-delay 2]
-                                       [--concurrency 16] [--profile]
+    .venv/bin/python bench/webhooks.py [--quick] [--events 40] [--rounds 3] [--slow-delay 10]
 
-Scenarios, each on its own Premium accounts (user_create_with_account) with endpoints made by
-endpoint_create, in a fresh PostgreSQL database (mailwell_webhooks_bench, dropped at the end):
+Setup, in a fresh PostgreSQL database (mailwell_webhooks_bench, dropped at the end), through the
+product's services: 5 Premium accounts x 10 endpoints (10 is the per-account limit) = 50 fast
+endpoints, paths on one testkit.https_receiver; a 6th account with one endpoint on a second
+receiver that answers after --slow-delay seconds (10 by default, the delivery timeout: it is
+answered or timed out at the same moment). Both receivers speak HTTP/1.1 with keep-alive (as most
+receivers do), each in a child process of its own on 127.0.0.1, with certificates from throwaway
+CAs (WEBHOOK_CA_BUNDLE) and WEBHOOK_ALLOW_PRIVATE=true.
 
-  single        1 endpoint, --events email.received events per round; also run with
-                WEBHOOK_CONCURRENCY=1 (the worker's sequential path) against the same baseline.
-  50 endpoints  5 accounts x 10 endpoints (10 is the per-account limit), all fast; --multi-events
-                events per account per round, emitted round-robin across the accounts.
-  one slow      the same, but one of the 50 endpoints answers after --slow-delay seconds.
+A product round emits --events email.received events per account with emit(), all in one
+transaction: at its commit every delivery falls due at once, and the clock starts (an on_commit
+callback registered first). It stops at the moment the receiver took the last of them
+(CLOCK_MONOTONIC, shared by the processes). The worker runs as production runs it: its own
+process, PostgreSQL, DEBUG off, WEBHOOK_CONCURRENCY at its default. Each delivery must arrive once,
+signed with its endpoint's secret and naming its delivery (X-Service-Delivery), and its row must
+end `delivered`, or the run fails. The baseline posts the same bodies, freshly signed, with httpx
+over kept-alive connections: one client sequentially, and 16 threads with a client each; the
+better of the two is the physical limit the product is held to. In each round the product goes
+first (its rows give the bodies) and the two bare clients alternate their order; each phase starts
+with an untimed round, so that every worker process (Celery has two) has run a batch.
 
-The fast endpoints are paths on one testkit.https_receiver, the slow one is a second; each
-runs in a child process (so it does not share this process's GIL) on 127.0.0.1, with certificates
-from throwaway CAs (WEBHOOK_CA_BUNDLE) and WEBHOOK_ALLOW_PRIVATE=true. A round emits the events,
-then drains them with `webhooks_deliver_due()` until it claims nothing ("product"), and posts the
-same bodies, signed afresh, with one httpx.Client per thread, sequentially and with
-WEBHOOK_CONCURRENCY threads ("bare"); the order alternates between rounds so drift in the
-machine's load weighs on both sides. The receiver speaks HTTP/1.0, so every request of both sides
-is a new TLS connection. Every delivery must arrive with a valid signature, or the run fails.
-Besides rates it records the time spent in the claim UPDATEs (by wrapping delivery._claim in this
-process) and the PostgreSQL sessions opened while delivering (pg_stat_database.sessions).
+Phases:
+  embedded   `manage.py worker` (what `make run` starts without REDIS_URL): product vs bare.
+  isolation  the same worker, the 50 fast endpoints with the slow one among them vs without; after
+             each round with it the worker is killed (SIGKILL), the slow deliveries deleted and the
+             worker started again, so that no round inherits the last one's slow work. Compared:
+             the fast deliveries' time from the first to the last of them; the time before the
+             first is the worker's pick-up (its poll, up to a second: noise five times the 10%
+             measured here, and no concern of the slow endpoint, which comes later in the batch).
+             Due-to-last times are in the JSON and the row's note.
+  celery     `python -m celery -A portal worker --beat` with REDIS_URL on a private redis-server
+             (what `make run` starts with REDIS_URL; emit() enqueues the task on commit).
 
-Prints a table and writes the figures to bench/results/webhooks-<UTC timestamp>.json. Receivers,
-database and temporary files are removed at the end, also on failure. Exit status 0 on success.
+Prints the table rows and writes the figures to bench/results/webhooks-<UTC timestamp>.json.
+Processes, database and temporary files are removed at the end, also on failure.
 """
 import argparse
-import cProfile
-import io
 import multiprocessing
 import os
-import pstats
 import shutil
 import signal
+import socket
 import ssl
+import subprocess
 import sys
 import tempfile
 import threading
@@ -46,62 +57,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-from support import (PG_ADMIN_URL, BenchFailed, create_database, database_url, git_commit,
-                     load_average, log, machine, manage, release_database, utc_timestamp,
-                     write_results)
+import support
+from support import (PYTHON, ROOT, BenchFailed, create_database, database_url, git_commit,
+                     load_average, log, machine, manage, release_database, utc_timestamp, write_results)
 
 BENCH_DB = "mailwell_webhooks_bench"
-DATABASE_URL = database_url(BENCH_DB)
 ENDPOINTS_PER_ACCOUNT = 10  # mailcore.webhooks.services.MAX_ENDPOINTS
-MULTI_ACCOUNTS = 5  # 5 x 10 = 50 endpoints
+FAST_ACCOUNTS = 5  # 5 x 10 = 50 fast endpoints
+BARE_THREADS = 16
 STRIP_ENV = ["REDIS_URL", "SMTP_URL", "MAIL_STORE", "DEBUG", "DB_CONN_MAX_AGE", "DJANGO_ENV", "DJANGO_SETTINGS_MODULE",
-             "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CA_BUNDLE", "WEBHOOK_CONCURRENCY", "LOG_LEVEL"]
+             "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CA_BUNDLE", "WEBHOOK_CONCURRENCY", "LOG_LEVEL", "SWEEP_INTERVAL_SECONDS",
+             "SECRET_KEY", "FIELD_ENCRYPTION_KEY"]
 
 
-def pg_sessions() -> int:
-    """Sessions ever opened on the bench database (pg_stat_database.sessions, PostgreSQL 14+)."""
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
-        connection.execute("SELECT pg_stat_clear_snapshot()")
-        row = connection.execute("SELECT sessions FROM pg_stat_database WHERE datname = %s", (BENCH_DB,)).fetchone()
-        return int(row[0]) if row and row[0] is not None else -1
-
-
-class ClaimTimer:
-    """Wraps mailcore.webhooks.delivery._claim (in this process only) to add up the time spent claiming:
-    webhooks_deliver_due() claims its rows one UPDATE at a time before any is sent."""
-
-    def __init__(self):
-        from mailcore.webhooks import delivery
-
-        self.module, self.original, self.seconds = delivery, delivery._claim, 0.0
-
-        def timed(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return self.original(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - started
-
-        delivery._claim = timed
-
-    def close(self) -> None:
-        self.module._claim = self.original
-
-
-def profile_text(profiler: cProfile.Profile, title: str, lines: int = 28) -> str:
-    out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out)
-    stats.sort_stats("cumulative").print_stats(lines)
-    return f"{title}\n{out.getvalue()}"
+# --- receivers in their own processes -------------------------------------------------------------
 
 
 def _serve_receiver(pipe, directory: str, delay: float) -> None:
-    """Child process: one testkit.https_receiver, answering the parent's questions over a pipe."""
+    """Child process: one keep-alive testkit.https_receiver, answering the parent's questions over a pipe."""
     from testkit.https_receiver import https_receiver
 
-    with https_receiver(Path(directory)) as receiver:
+    with https_receiver(Path(directory), keep_alive=True) as receiver:
         receiver.delay = delay
         pipe.send((receiver.port, receiver.ca_path))
         while True:
@@ -109,14 +85,17 @@ def _serve_receiver(pipe, directory: str, delay: float) -> None:
             if command == "count":
                 pipe.send(len(receiver.hits))
             elif command == "hits":
-                pipe.send([(hit.path, hit.signature, hit.body, hit.received_at) for hit in receiver.hits[argument:]])
+                pipe.send([(hit.path, hit.signature, hit.body, hit.received_at, hit.delivery)
+                           for hit in receiver.hits[argument:]])
+            elif command == "connections":
+                pipe.send(receiver.connections)
             else:
                 pipe.send(None)
                 return
 
 
 class RemoteReceiver:
-    """An HTTPS receiver in its own process, so that it does not share this process's GIL (and CPU)."""
+    """An HTTPS receiver in its own process, so that it does not share the sender's GIL."""
 
     def __init__(self, directory: Path, delay: float = 0.0):
         context = multiprocessing.get_context("spawn")
@@ -139,9 +118,19 @@ class RemoteReceiver:
     def count(self) -> int:
         return self._ask("count")
 
+    def connections(self) -> int:
+        return self._ask("connections")
+
     def hits_since(self, start: int) -> list:
-        return [SimpleNamespace(path=path, signature=signature, body=body, received_at=at)
-                for path, signature, body, at in self._ask("hits", start)]
+        return [SimpleNamespace(path=path, signature=signature, body=body, received_at=at, delivery=delivery)
+                for path, signature, body, at, delivery in self._ask("hits", start)]
+
+    def wait_for(self, count: int, budget_s: float, what: str) -> None:
+        deadline = time.monotonic() + budget_s
+        while (got := self.count()) < count:
+            if time.monotonic() > deadline:
+                raise BenchFailed(f"{what}: the receiver has {got} requests after {budget_s} s, expected {count}")
+            time.sleep(0.05)
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -153,6 +142,61 @@ class RemoteReceiver:
             if self.process.is_alive():
                 self.process.terminate()
                 self.process.join(5)
+
+
+# --- the worker as production runs it ------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_redis(temp: Path) -> tuple[subprocess.Popen, int]:
+    binary = shutil.which("redis-server")
+    if not binary:
+        raise BenchFailed("redis-server is needed (apt-get install redis-server): Celery's broker")
+    port = free_port()
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                                "no", "--dir", str(temp)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, port
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise BenchFailed("redis-server did not start")
+
+
+class Worker:
+    """The background worker in a process group of its own (Celery forks children), as `make run`
+    starts it: `manage.py worker` without REDIS_URL, Celery worker+beat with it."""
+
+    def __init__(self, name: str, command: list[str], env: dict, log_path: Path):
+        self.name, self.command, self.env, self.log_path = name, command, env, log_path
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with self.log_path.open("a") as out:
+            self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+
+    def kill(self) -> None:
+        """SIGKILL to the whole group: no handler runs, claims in flight simply expire."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+        self.process = None
+
+    def check(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            raise BenchFailed(f"the {self.name} worker is not running:\n{self.log_path.read_text()[-3000:]}")
+
+
+# --- payloads ------------------------------------------------------------------------------------
 
 
 def received_data(index: int) -> dict:
@@ -175,11 +219,18 @@ def received_data(index: int) -> dict:
 
 
 class Bench:
-    def __init__(self, fast, slow, concurrency: int):
-        self.fast, self.slow, self.concurrency = fast, slow, concurrency
-        self.secrets: dict[tuple[int, str], str] = {}  # (port, path) -> signing secret
-        self.account_counter = 0
-        self.event_counter = 0
+    def __init__(self, fast: RemoteReceiver, slow: RemoteReceiver, per_account: int):
+        self.fast, self.slow, self.per_account = fast, slow, per_account
+        self.secrets: dict[str, str] = {}  # path -> signing secret
+        self.account_counter = self.event_counter = 0
+        self.fast_accounts = self.accounts(FAST_ACCOUNTS)
+        for a, account in enumerate(self.fast_accounts):
+            for e in range(ENDPOINTS_PER_ACCOUNT):
+                self.endpoint(account, fast, f"/fast/{a}/{e}")
+        [self.slow_account] = self.accounts(1)
+        self.slow_endpoint = self.endpoint(self.slow_account, slow, "/slow")
+        [self.warm_account] = self.accounts(1)
+        self.endpoint(self.warm_account, fast, "/warm")
 
     # --- setup through the product's services ---------------------------------------------------
 
@@ -194,106 +245,98 @@ class Bench:
             made.append(user.account)
         return made
 
-    def endpoint(self, account, receiver, path: str):
+    def endpoint(self, account, receiver: RemoteReceiver, path: str):
         from mailcore.webhooks.services import endpoint_create
 
         endpoint, secret = endpoint_create(account=account, url=receiver.url(path), events=["email.received"])
-        self.secrets[(receiver.port, path)] = secret
+        self.secrets[path] = secret
         return endpoint
 
     # --- the product ------------------------------------------------------------------------------
 
-    def emit_round_robin(self, accounts: list, per_account: int) -> tuple[list[int], float]:
-        """Events through the product's emit(), one account after the other; the new delivery rows' ids."""
+    def emit_at_once(self, accounts: list, per_account: int) -> float:
+        """emit() per_account events per account in one transaction; the monotonic moment it committed."""
+        from django.db import transaction
+
         from mailcore.events.services import emit
-        from mailcore.events.models import WebhookDelivery
 
-        last = WebhookDelivery.objects.order_by("-id").values_list("id", flat=True).first() or 0
-        started = time.perf_counter()
-        for _ in range(per_account):
-            self.event_counter += 1
-            for account in accounts:
-                emit(account=account, name="email.received", data=received_data(self.event_counter))
-        elapsed = time.perf_counter() - started
-        ids = list(WebhookDelivery.objects.filter(id__gt=last, endpoint__account__in=accounts)
-                   .values_list("id", flat=True))
-        return ids, elapsed
+        due: dict[str, float] = {}
+        with transaction.atomic():
+            transaction.on_commit(lambda: due.setdefault("at", time.monotonic()))  # runs before emit's enqueues
+            for _ in range(per_account):
+                self.event_counter += 1
+                for account in accounts:
+                    emit(account=account, name="email.received", data=received_data(self.event_counter))
+        return due["at"]
 
-    @staticmethod
-    def drain(budget_s: float = 150) -> tuple[int, int]:
-        from mailcore.webhooks.delivery import webhooks_deliver_due
-
-        handled, calls, deadline = 0, 0, time.monotonic() + budget_s
-        while count := webhooks_deliver_due():
-            handled += count
-            calls += 1
+    def warm_up(self, worker: Worker, events: int = 5) -> None:
+        """Wait until the worker delivers: a process just started is not timed booting Django."""
+        before = self.fast.count()
+        self.emit_at_once([self.warm_account], events)
+        deadline = time.monotonic() + 90
+        while self.fast.count() < before + events:
+            worker.check()
             if time.monotonic() > deadline:
-                raise BenchFailed(f"delivery still running after {budget_s} s ({handled} attempts)")
-        return handled, calls
+                raise BenchFailed(f"the {worker.name} worker delivered nothing within 90 s")
+            time.sleep(0.1)
 
-    def product(self, ids: list[int]) -> dict:
-        """Drain the pending deliveries `ids` with webhooks_deliver_due(); check every one arrived, signed."""
+    def product(self, worker: Worker, with_slow: bool = False) -> dict:
+        """One round: every fast delivery from due to the receiver's last; checked at the receiver and in the DB."""
         from mailcore.events.models import WebhookDelivery
 
-        expected = len(ids)
-        hits_before = {receiver.port: receiver.count() for receiver in (self.fast, self.slow)}
-        time.sleep(0.5)  # let the statistics collector count earlier sessions
-        sessions_before = pg_sessions()
-        claims = ClaimTimer()
-        started_mono = time.monotonic()
-        started = time.perf_counter()
-        try:
-            attempts, calls = self.drain()
-        finally:
-            claims.close()
-        elapsed = time.perf_counter() - started
-        time.sleep(1.0)  # PostgreSQL flushes session statistics at most once a second
-        sessions_opened = pg_sessions() - sessions_before
-        rows = WebhookDelivery.objects.filter(id__in=ids)
-        delivered = rows.filter(status=WebhookDelivery.Status.DELIVERED).count()
-        if attempts != expected or delivered != expected:
-            states = list(rows.exclude(status=WebhookDelivery.Status.DELIVERED).values_list("status", "last_error")[:3])
-            raise BenchFailed(f"expected {expected} deliveries; {attempts} attempts, {delivered} delivered; "
-                              f"e.g. {states}")
-        fast_hits = self.fast.hits_since(hits_before[self.fast.port])
-        self.check_signatures(fast_hits + self.slow.hits_since(hits_before[self.slow.port]), expected)
-        # time.monotonic() is CLOCK_MONOTONIC, the same clock in the receiver's process
-        fast_arrivals = sorted(hit.received_at - started_mono for hit in fast_hits)
-        return {
-            "deliveries": expected,
-            "seconds": elapsed,
-            "deliver_due_calls": calls,
-            "claim_seconds": claims.seconds,
-            "pg_sessions_opened": sessions_opened,
-            "fast_last_arrival_s": fast_arrivals[-1],
-        }
+        worker.check()
+        last_id = WebhookDelivery.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        fast_before = self.fast.count()
+        expected = self.per_account * len(self.fast_accounts) * ENDPOINTS_PER_ACCOUNT
+        accounts = self.fast_accounts + ([self.slow_account] if with_slow else [])
+        due = self.emit_at_once(accounts, self.per_account)
+        self.fast.wait_for(fast_before + expected, 120, f"{worker.name} worker")
+        hits = self.fast.hits_since(fast_before)
+        seconds = max(hit.received_at for hit in hits) - due
+        first = min(hit.received_at for hit in hits) - due  # the worker's pick-up: its poll, Celery's queue
+        fast_rows = WebhookDelivery.objects.filter(id__gt=last_id).exclude(endpoint=self.slow_endpoint)
+        self.check_hits(hits, {str(pk) for pk in fast_rows.values_list("id", flat=True)})
+        deadline = time.monotonic() + 30
+        while fast_rows.exclude(status=WebhookDelivery.Status.DELIVERED).exists():
+            if time.monotonic() > deadline:
+                states = list(fast_rows.exclude(status="delivered").values_list("status", "last_error")[:3])
+                raise BenchFailed(f"{worker.name}: deliveries received but not recorded delivered, e.g. {states}")
+            time.sleep(0.1)
+        return {"deliveries": expected, "seconds": seconds, "first_s": first, "span_s": seconds - first}
 
-    def check_signatures(self, hits: list, expected: int) -> None:
+    def check_hits(self, hits: list, delivery_ids: set[str]) -> None:
+        """Each delivery once, signed with its endpoint's secret, naming its delivery row."""
         from testkit.https_receiver import verify
 
-        if len(hits) != expected:
-            raise BenchFailed(f"the receivers got {len(hits)} requests, expected {expected}")
-        by_path = {path: secret for (port, path), secret in self.secrets.items()}
-        bad = [hit for hit in hits if not verify(by_path.get(hit.path, ""), hit.signature, hit.body)]
+        named = [hit.delivery for hit in hits]
+        if len(named) != len(set(named)) or set(named) != delivery_ids:
+            raise BenchFailed(f"the receiver got {len(hits)} requests naming {len(set(named))} deliveries; "
+                              f"expected each of {len(delivery_ids)} once")
+        bad = [hit for hit in hits if not verify(self.secrets.get(hit.path, ""), hit.signature, hit.body)]
         if bad:
             raise BenchFailed(f"{len(bad)} of {len(hits)} requests had a bad signature, e.g. {bad[0].path}")
 
+    def forget_slow(self) -> None:
+        from mailcore.events.models import WebhookDelivery
+
+        WebhookDelivery.objects.filter(endpoint=self.slow_endpoint).delete()
+
     # --- the baseline -----------------------------------------------------------------------------
 
-    @staticmethod
-    def bodies_of(ids: list[int]) -> list[tuple[str, str, str]]:
-        """(url, secret, body) of the deliveries `ids`, in the order webhooks_deliver_due() takes them."""
+    def last_bodies(self) -> list[tuple[str, str, str, int]]:
+        """(url, secret, body, delivery id) of the last round's fast deliveries, in the order they fell due."""
         from mailcore.fieldcrypt import decrypt
         from mailcore.webhooks.delivery import envelope_body
         from mailcore.events.models import WebhookDelivery
 
-        rows = (WebhookDelivery.objects.filter(id__in=ids).select_related("endpoint", "event")
-                .order_by("next_attempt_at", "id"))
-        return [(row.endpoint.url, decrypt(row.endpoint.secret_encrypted), envelope_body(row.event, row.endpoint))
-                for row in rows]
+        count = self.per_account * len(self.fast_accounts) * ENDPOINTS_PER_ACCOUNT
+        rows = (WebhookDelivery.objects.filter(endpoint__account__in=self.fast_accounts)
+                .select_related("endpoint", "event").order_by("-id")[:count])
+        return [(row.endpoint.url, decrypt(row.endpoint.secret_encrypted), envelope_body(row.event, row.endpoint),
+                 row.pk) for row in reversed(rows)]
 
-    def bare(self, items: list[tuple[str, str, str]], threads: int) -> dict:
-        """POST every body, signed now, with one httpx.Client per thread (what a minimal sender does)."""
+    def bare(self, items: list, threads: int) -> dict:
+        """POST every body, signed now, over kept-alive connections (one httpx.Client per thread)."""
         import httpx
 
         from mailcore.webhooks.delivery import signature_header
@@ -304,135 +347,99 @@ class Bench:
         failures: list = []
 
         def post(item) -> None:
-            url, secret, body = item
+            url, secret, body, delivery_id = item
             client = getattr(local, "client", None)
             if client is None:
                 client = local.client = httpx.Client(verify=context, timeout=10, follow_redirects=False)
                 clients.append(client)
             response = client.post(url, content=body.encode(), headers={
-                "Content-Type": "application/json", "User-Agent": "bench",
+                "Content-Type": "application/json", "User-Agent": "bench", "X-Service-Delivery": str(delivery_id),
                 "X-Service-Signature": signature_header(secret, body)})
             if not 200 <= response.status_code < 300:
                 failures.append(response.status_code)
 
-        hits_before = self.fast.count() + self.slow.count()
-        started = time.perf_counter()
+        before = self.fast.count()
+        started = time.monotonic()
         if threads <= 1:
             for item in items:
                 post(item)
         else:
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 list(pool.map(post, items))
-        elapsed = time.perf_counter() - started
         for client in clients:
             client.close()
         if failures:
             raise BenchFailed(f"bare client: {len(failures)} requests failed, e.g. {failures[:3]}")
-        got = self.fast.count() + self.slow.count() - hits_before
-        if got != len(items):
-            raise BenchFailed(f"bare client: the receivers got {got} requests, expected {len(items)}")
-        return {"requests": len(items), "seconds": elapsed}
-
-    # --- one scenario -----------------------------------------------------------------------------
-
-    def scenario(self, name: str, accounts: list, per_account: int, rounds: int, bare: bool = True) -> dict:
-        """`rounds` rounds of: emit, then the product's drain and the bare loops over the same bodies, in
-        alternating order (product first in odd rounds, last in even ones) so that drift in the machine's
-        load weighs on both sides; rates are totals over the rounds."""
-        runs: dict[str, list] = {"product": [], "bare_sequential": [], "bare_concurrent": []}
-        emit_seconds = emitted = 0.0
-        for round_index in range(rounds):
-            ids, seconds = self.emit_round_robin(accounts, per_account)
-            emit_seconds, emitted = emit_seconds + seconds, emitted + per_account * len(accounts)
-            items = self.bodies_of(ids) if bare else []
-            steps = [("product", lambda: self.product(ids))]
-            if bare:
-                steps += [("bare_concurrent", lambda: self.bare(items, self.concurrency)),
-                          ("bare_sequential", lambda: self.bare(items, 1))]
-            if round_index % 2:
-                steps.reverse()
-            for key, step in steps:
-                log(f"{name}, round {round_index + 1}/{rounds}: {key.replace('_', ' ')}, {len(ids)} deliveries")
-                runs[key].append(step())
-        result = {"emit_events_per_s": emitted / emit_seconds}
-        for key, figures in runs.items():
-            if not figures:
-                continue
-            count = sum(run.get("deliveries", run.get("requests")) for run in figures)
-            seconds = sum(run["seconds"] for run in figures)
-            summary = {"count": count, "seconds": round(seconds, 3), "per_s": count / seconds,
-                       "per_round_per_s": [round(run.get("deliveries", run.get("requests")) / run["seconds"], 1)
-                                           for run in figures]}
-            if key == "product":
-                summary.update(
-                    deliver_due_calls=sum(run["deliver_due_calls"] for run in figures),
-                    claim_seconds=round(sum(run["claim_seconds"] for run in figures), 3),
-                    pg_sessions_opened=sum(run["pg_sessions_opened"] for run in figures),
-                    fast_last_arrival_s=[round(run["fast_last_arrival_s"], 3) for run in figures],
-                    seconds_per_round=[round(run["seconds"], 3) for run in figures],
-                )
-            result[key] = summary
-        for key in ("bare_sequential", "bare_concurrent"):
-            if key in result:
-                result[f"ratio_over_{key}"] = result["product"]["per_s"] / result[key]["per_s"]
-        return result
+        hits = self.fast.hits_since(before)
+        if len(hits) != len(items):
+            raise BenchFailed(f"bare client: the receiver got {len(hits)} requests, expected {len(items)}")
+        return {"deliveries": len(items), "seconds": max(hit.received_at for hit in hits) - started}
 
 
-def table(results: dict) -> str:
-    config = results["config"]
-    conc = config["concurrency"]
-    lines = [
-        "",
-        f"Webhook delivery to a local HTTPS receiver (own process, 127.0.0.1, a new TLS connection per request), "
-        f"PostgreSQL, WEBHOOK_CONCURRENCY={conc}, {config['rounds']} alternating rounds per scenario, "
-        f"slow endpoint answers after {config['slow_delay_s']:g} s",
-        f"  {'scenario':<36}{'deliv.':>7}{'product/s':>10}{'bare seq/s':>11}{f'bare {conc}t/s':>11}"
-        f"{'prod/seq':>9}{'prod/' + str(conc) + 't':>9}{'claim s':>9}{'PG conns':>9}",
-    ]
-    labels = {"single": "1 endpoint", "single_sequential": "1 endpoint, WEBHOOK_CONCURRENCY=1",
-              "fanout": "50 endpoints, all fast", "slow": "50 endpoints, one slow"}
-    for key, label in labels.items():
-        row = results["scenarios"][key]
-        product = row["product"]
-        seq = row.get("bare_sequential") or results["scenarios"]["single"]["bare_sequential"]
-        conc_row = row.get("bare_concurrent") or results["scenarios"]["single"]["bare_concurrent"]
-        lines.append(
-            f"  {label:<36}{product['count']:>7}{product['per_s']:>10.1f}{seq['per_s']:>11.1f}"
-            f"{conc_row['per_s']:>11.1f}"
-            f"{product['per_s'] / seq['per_s']:>9.2f}{product['per_s'] / conc_row['per_s']:>9.2f}"
-            f"{product['claim_seconds']:>9.2f}{product['pg_sessions_opened']:>9}")
-    effect = results["slow_effect"]
-    lines += [
-        "",
-        f"  one slow endpoint among 50: product x{effect['product_throughput_ratio']:.2f} the all-fast rate; the last "
-        f"fast delivery of a round arrived after {effect['fast_done_s_all_fast']} s with all fast, "
-        f"{effect['fast_done_s_one_slow']} s with one slow ({effect['slow_deliveries']} slow deliveries over "
-        f"{effect['deliver_due_calls']} webhooks_deliver_due() calls, each waiting for its slowest delivery); "
-        f"bare {conc}-thread client x{effect['bare_concurrent_throughput_ratio']:.2f}, "
-        f"bare sequential x{effect['bare_sequential_throughput_ratio']:.2f}",
-        "  (ratios: product deliveries/s over bare requests/s; claim s: time in webhooks_deliver_due()'s "
-        "one-row-at-a-time claim UPDATEs, before any request of its batch; PG conns: PostgreSQL sessions opened "
-        "while delivering)",
-        "  (events created with emit() beforehand, not timed above: "
-        + ", ".join(f"{key} {row['emit_events_per_s']:.0f}/s" for key, row in results["scenarios"].items())
-        + f"; load average {results['machine']['loadavg_start']} at start, {results['machine']['loadavg_end']} at end)",
-    ]
-    return "\n".join(lines)
+def summary(runs: list[dict]) -> dict:
+    count = sum(run["deliveries"] for run in runs)
+    seconds = sum(run["seconds"] for run in runs)
+    figures = {"count": count, "seconds": round(seconds, 3), "per_s": count / seconds,
+               "seconds_per_round": [round(run["seconds"], 3) for run in runs]}
+    if "first_s" in runs[0]:
+        figures["first_delivery_s_per_round"] = [round(run["first_s"], 3) for run in runs]
+        figures["first_to_last_s"] = round(sum(run["span_s"] for run in runs), 3)
+    return figures
+
+
+def throughput_phase(bench: Bench, worker: Worker, rounds: int) -> dict:
+    """Rounds of product, bare sequential and bare threads over the same bodies, in alternating order."""
+    runs: dict[str, list] = {"product": [], "bare_sequential": [], "bare_threads": []}
+    log(f"{worker.name}: a round untimed, so that every worker process has run a batch")
+    bench.product(worker)
+    for index in range(rounds):
+        log(f"{worker.name}, round {index + 1}/{rounds}: product")
+        runs["product"].append(bench.product(worker))
+        items = bench.last_bodies()
+        bares = [("bare_sequential", 1), ("bare_threads", BARE_THREADS)]
+        for key, threads in (bares if index % 2 else bares[::-1]):
+            log(f"{worker.name}, round {index + 1}/{rounds}: {key.replace('_', ' ')}")
+            runs[key].append(bench.bare(items, threads))
+    result = {key: summary(figures) for key, figures in runs.items()}
+    best = max(result["bare_sequential"]["per_s"], result["bare_threads"]["per_s"])
+    result["best_bare_per_s"] = best
+    result["ratio"] = result["product"]["per_s"] / best
+    return result
+
+
+def isolation_phase(bench: Bench, worker: Worker, rounds: int) -> dict:
+    """Rounds of the fast deliveries alone and with the slow endpoint's among them, alternating."""
+    runs: dict[str, list] = {"without_slow": [], "with_slow": []}
+    for index in range(rounds):
+        order = [False, True] if index % 2 == 0 else [True, False]
+        for with_slow in order:
+            key = "with_slow" if with_slow else "without_slow"
+            log(f"isolation, round {index + 1}/{rounds}: {key.replace('_', ' ')}")
+            runs[key].append(bench.product(worker, with_slow=with_slow))
+            if with_slow:  # nothing of it may weigh on the next round: a fresh worker, no slow rows left
+                worker.kill()
+                bench.forget_slow()
+                worker.start()
+                bench.warm_up(worker)
+    result = {key: summary(figures) for key, figures in runs.items()}
+    result["ratio"] = result["with_slow"]["first_to_last_s"] / result["without_slow"]["first_to_last_s"]
+    return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=200,
-                        help="events per round for the 1-endpoint scenarios (default 200)")
-    parser.add_argument("--multi-events", type=int, default=4,
-                        help="events per account per round in the 50-endpoint scenarios (5 accounts; default 4, "
-                             "200 deliveries)")
-    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds per scenario (default 2)")
-    parser.add_argument("--slow-delay", type=float, default=2.0, help="seconds the slow endpoint waits (default 2)")
-    parser.add_argument("--concurrency", type=int, default=16, help="WEBHOOK_CONCURRENCY (default 16)")
-    parser.add_argument("--profile", action="store_true",
-                        help="also print cProfile of 200 deliveries with WEBHOOK_CONCURRENCY=1 and of the bare loop")
+    parser.add_argument("--events", type=int, default=40,
+                        help="events per fast account per round (default 40: 2,000 deliveries to 50 endpoints)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per phase (default 3)")
+    parser.add_argument("--slow-delay", type=float, default=10.0,
+                        help="seconds the slow endpoint waits before answering (default 10)")
+    parser.add_argument("--quick", action="store_true",
+                        help="2 rounds (make bench); fewer deliveries per round would leave the isolation "
+                             "row measuring spans under a second, where this machine's noise is above 10%%")
+    support.add_rows_argument(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 2
 
     def on_term(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -443,6 +450,8 @@ def main() -> int:
     temp = Path(tempfile.mkdtemp(prefix="mailwell-webhooks-bench-"))
     database_created = django_ready = False
     receivers: list[RemoteReceiver] = []
+    workers: list[Worker] = []
+    redis = None
     try:
         (temp / "fast").mkdir()
         (temp / "slow").mkdir()
@@ -452,21 +461,24 @@ def main() -> int:
         receivers.append(slow)
         bundle = temp / "ca-bundle.pem"
         bundle.write_text(Path(fast.ca_path).read_text() + Path(slow.ca_path).read_text())
+        redis, redis_port = start_redis(temp)
+        redis_url = f"redis://127.0.0.1:{redis_port}/0"
 
-        data_dir = temp / "data"
-        data_dir.mkdir()
         for name in STRIP_ENV:
             os.environ.pop(name, None)
-        os.environ.update(
-            DJANGO_SETTINGS_MODULE="portal.settings",
-            DATABASE_URL=DATABASE_URL,
-            DATA_DIR=str(data_dir),
-            WEBHOOK_ALLOW_PRIVATE="true",
-            WEBHOOK_CA_BUNDLE=str(bundle),
-            WEBHOOK_CONCURRENCY=str(args.concurrency),
-            LOG_LEVEL="WARNING",
-        )
-        log(f"creating database {BENCH_DB}; migrating (DATA_DIR {data_dir})")
+        # Production settings refuse WEBHOOK_ALLOW_PRIVATE (loopback receivers), so: development
+        # settings with what production changes that matters here (PostgreSQL, DEBUG off).
+        os.environ.update(DJANGO_SETTINGS_MODULE="portal.settings", DATABASE_URL=database_url(BENCH_DB),
+                          DEBUG="false", WEBHOOK_ALLOW_PRIVATE="true", WEBHOOK_CA_BUNDLE=str(bundle),
+                          LOG_LEVEL="WARNING")
+        worker_env = dict(os.environ)
+
+        def data_dir(name: str) -> str:
+            (temp / name).mkdir()
+            return str(temp / name)
+
+        os.environ.update(DATA_DIR=data_dir("bench-data"), REDIS_URL=redis_url)  # the emitting side: Celery's broker
+        log(f"creating database {BENCH_DB}; migrating")
         create_database(BENCH_DB)
         database_created = True
         manage(dict(os.environ), "migrate", "--noinput")
@@ -477,110 +489,73 @@ def main() -> int:
         django_ready = True
         from django.conf import settings
 
-        bench = Bench(fast, slow, args.concurrency)
-        scenarios: dict = {}
-        profiles: dict = {}
+        bench = Bench(fast, slow, args.events)
+        embedded = Worker("embedded", [PYTHON, "manage.py", "worker"],
+                          {**worker_env, "DATA_DIR": data_dir("embedded-data")}, temp / "embedded.log")
+        celery = Worker("celery", [PYTHON, "-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "WARNING",
+                                   "--schedule", str(temp / "celerybeat-schedule")],
+                        {**worker_env, "DATA_DIR": data_dir("celery-data"), "REDIS_URL": redis_url},
+                        temp / "celery.log")
+        workers += [embedded, celery]
 
-        # Warm-up: imports, connections, the SSL context, the first TLS handshakes.
-        [warm] = bench.accounts(1)
-        bench.endpoint(warm, fast, "/warm")
-        bench.scenario("warm-up", [warm], 20, 1)
+        settings.REDIS_URL = ""  # embedded mode: emit() enqueues nothing, the worker's sweep finds the rows
+        log("embedded worker: starting, warming up")
+        embedded.start()
+        bench.warm_up(embedded)
+        phases = {"embedded": throughput_phase(bench, embedded, args.rounds),
+                  "isolation": isolation_phase(bench, embedded, args.rounds)}
+        embedded.kill()
 
-        [single] = bench.accounts(1)
-        bench.endpoint(single, fast, "/single")
-        scenarios["single"] = bench.scenario("single", [single], args.events, args.rounds)
+        settings.REDIS_URL = redis_url  # emit() enqueues the delivery task on commit, as with REDIS_URL
+        log("celery worker+beat: starting, warming up")
+        celery.start()
+        bench.warm_up(celery)
+        phases["celery"] = throughput_phase(bench, celery, args.rounds)
+        celery.kill()
 
-        settings.WEBHOOK_CONCURRENCY = 1
-        try:
-            [single_seq] = bench.accounts(1)
-            bench.endpoint(single_seq, fast, "/single-seq")
-            scenarios["single_sequential"] = bench.scenario("single, WEBHOOK_CONCURRENCY=1", [single_seq], args.events,
-                                                            args.rounds, bare=False)
-        finally:
-            settings.WEBHOOK_CONCURRENCY = args.concurrency
-        for key in ("bare_sequential", "bare_concurrent"):
-            scenarios["single_sequential"][f"ratio_over_{key}"] = (
-                scenarios["single_sequential"]["product"]["per_s"] / scenarios["single"][key]["per_s"])
-
-        # 50 endpoints: the per-account limit is 10 (MAX_ENDPOINTS), so 5 accounts of 10 each.
-        fanout_accounts = bench.accounts(MULTI_ACCOUNTS)
-        for a, account in enumerate(fanout_accounts):
-            for e in range(ENDPOINTS_PER_ACCOUNT):
-                bench.endpoint(account, fast, f"/fanout/{a}/{e}")
-        scenarios["fanout"] = bench.scenario("50 endpoints", fanout_accounts, args.multi_events, args.rounds)
-
-        slow_accounts = bench.accounts(MULTI_ACCOUNTS)
-        for a, account in enumerate(slow_accounts):
-            for e in range(ENDPOINTS_PER_ACCOUNT):
-                if (a, e) == (0, 0):
-                    bench.endpoint(account, slow, "/slow")
-                else:
-                    bench.endpoint(account, fast, f"/slowrun/{a}/{e}")
-        scenarios["slow"] = bench.scenario("50 endpoints, one slow", slow_accounts, args.multi_events, args.rounds)
-
-        fan, slw = scenarios["fanout"], scenarios["slow"]
-        slow_effect = {
-            "slow_deliveries": args.multi_events * args.rounds,
-            "deliver_due_calls": slw["product"]["deliver_due_calls"],
-            "product_throughput_ratio": slw["product"]["per_s"] / fan["product"]["per_s"],
-            "bare_concurrent_throughput_ratio": slw["bare_concurrent"]["per_s"] / fan["bare_concurrent"]["per_s"],
-            "bare_sequential_throughput_ratio": slw["bare_sequential"]["per_s"] / fan["bare_sequential"]["per_s"],
-            "fast_done_s_all_fast": fan["product"]["fast_last_arrival_s"],
-            "fast_done_s_one_slow": slw["product"]["fast_last_arrival_s"],
-        }
-
-        if args.profile:
-            settings.WEBHOOK_CONCURRENCY = 1
-            try:
-                [profiled] = bench.accounts(1)
-                bench.endpoint(profiled, fast, "/profile")
-                ids, _ = bench.emit_round_robin([profiled], 200)
-                items = bench.bodies_of(ids)
-                profiler = cProfile.Profile()
-                started = time.perf_counter()
-                profiler.enable()
-                bench.drain()
-                profiler.disable()
-                per = (time.perf_counter() - started) / len(ids) * 1000
-                profiles["product"] = profile_text(
-                    profiler, f"cProfile: webhooks_deliver_due(), WEBHOOK_CONCURRENCY=1, {len(ids)} deliveries, "
-                              f"{per:.2f} ms each (with profiler overhead)")
-                profiler = cProfile.Profile()
-                started = time.perf_counter()
-                profiler.enable()
-                bench.bare(items, 1)
-                profiler.disable()
-                per = (time.perf_counter() - started) / len(items) * 1000
-                profiles["bare"] = profile_text(
-                    profiler, f"cProfile: bare httpx loop, sequential, {len(items)} requests, {per:.2f} ms each "
-                              f"(with profiler overhead)")
-            finally:
-                settings.WEBHOOK_CONCURRENCY = args.concurrency
-
+        deliveries = args.events * FAST_ACCOUNTS * ENDPOINTS_PER_ACCOUNT
+        rows = []
+        for key, label in (("embedded", "embedded worker"), ("celery", "Celery worker")):
+            phase = phases[key]
+            rows.append(support.row(
+                f"Webhooks, {label}: {deliveries} deliveries to 50 fast endpoints (deliveries/s)",
+                phase["product"]["per_s"], phase["best_bare_per_s"], "deliveries/s", at_least=0.6,
+                note=f"bare sequential {phase['bare_sequential']['per_s']:.0f}/s, "
+                     f"{BARE_THREADS} threads {phase['bare_threads']['per_s']:.0f}/s, keep-alive"))
+        isolation = phases["isolation"]
+        rows.append(support.row(
+            f"Webhooks: fast endpoints with one {args.slow_delay:g} s endpoint vs without (s)",
+            isolation["with_slow"]["first_to_last_s"], isolation["without_slow"]["first_to_last_s"], "s", at_most=1.1,
+            note=f"{deliveries} fast deliveries per round, {args.rounds} rounds each, embedded worker; first to last "
+                 f"fast delivery (due to last: {isolation['with_slow']['seconds']:.2f} s vs "
+                 f"{isolation['without_slow']['seconds']:.2f} s)"))
         results = {
             "benchmark": "webhooks",
             "timestamp": utc_timestamp(),
             "machine": machine(loadavg_start=loadavg_start, loadavg_end=load_average()),
             "commit": git_commit(),
-            "config": {"concurrency": args.concurrency, "rounds": args.rounds, "events_single": args.events,
-                       "events_per_account_multi": args.multi_events, "multi_accounts": MULTI_ACCOUNTS,
-                       "endpoints_per_account": ENDPOINTS_PER_ACCOUNT, "slow_delay_s": args.slow_delay,
-                       "database": "postgresql",
-                       "receiver": "testkit.https_receiver in a child process (HTTP/1.0 over TLS)"},
-            "scenarios": scenarios,
-            "slow_effect": slow_effect,
+            "config": {"events_per_account": args.events, "fast_accounts": FAST_ACCOUNTS,
+                       "endpoints_per_account": ENDPOINTS_PER_ACCOUNT, "deliveries_per_round": deliveries,
+                       "rounds": args.rounds, "slow_delay_s": args.slow_delay, "bare_threads": BARE_THREADS,
+                       "database": "postgresql", "receiver": "testkit.https_receiver, HTTP/1.1 keep-alive, own process",
+                       "fast_receiver_connections": fast.connections()},
+            "phases": phases,
+            "rows": rows,
         }
-        for text in profiles.values():
-            print("\n" + text)
-        print(table(results))
         write_results(results, "webhooks", run_started)
+        support.rows_report(rows, args.rows_file)
         return 0
     except BenchFailed as error:
         print(f"benchmark failed: {error}", file=sys.stderr)
         return 1
     finally:
+        for worker in workers:
+            worker.kill()
         for receiver in receivers:
             receiver.stop()
+        if redis is not None:
+            redis.terminate()
+            redis.wait(timeout=10)
         release_database(BENCH_DB, django_ready, database_created)
         shutil.rmtree(temp, ignore_errors=True)
 

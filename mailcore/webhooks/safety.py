@@ -55,17 +55,22 @@ def check_url_shape(url: str) -> None:
         raise UnsafeDestination("the URL must not carry credentials")
 
 
-def resolve_destination(url: str, allowed_ips: list[str] | None) -> Destination:
+def lookup(hostname: str, port: int) -> list[str]:
+    """The host's addresses, from the system's resolver."""
+    try:
+        infos = socket.getaddrinfo(hostname, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise UnresolvableDestination(f"{hostname} does not resolve") from None
+    return [info[4][0] for info in infos]
+
+
+def resolve_destination(url: str, allowed_ips: list[str] | None, resolve=lookup) -> Destination:
+    """The first address of the URL's host that passes the checks; `resolve` may be a cache of `lookup`."""
     check_url_shape(url)
     parts = urlsplit(url)
     port = parts.port or 443
-    try:
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise UnresolvableDestination(f"{parts.hostname} does not resolve") from None
     reasons = []
-    for info in infos:
-        address = info[4][0]
+    for address in resolve(parts.hostname, port):
         ip = ipaddress.ip_address(address)
         reason = _is_unsafe(ip)
         if reason:
