@@ -1,10 +1,14 @@
 """Enqueue background work by task name, so services never import the task module (which imports
-them). With Redis, a Celery worker picks the job up at once; without it the in-process worker's
-next sweep runs the same work within seconds, so there is nothing to send."""
+them). With Redis, a Celery worker picks the job up at once. Without it, on PostgreSQL, a NOTIFY
+wakes the in-process worker's job at once (`manage.py worker` LISTENs); on SQLite its next poll
+runs the same work within seconds. Either way the work is rows in the database: a lost wake-up
+costs time, never work."""
 from django.conf import settings
+from django.db import connection
 
 DISPATCH_DUE_MAIL = "mailcore.tasks.dispatch_due_mail"
 DELIVER_WEBHOOKS = "mailcore.tasks.deliver_webhooks"
+WAKE_CHANNEL = "mailwell_jobs"
 
 
 def enqueue(task_name: str) -> None:
@@ -12,3 +16,6 @@ def enqueue(task_name: str) -> None:
         from celery import current_app
 
         current_app.send_task(task_name)
+    elif connection.vendor == "postgresql":
+        with connection.cursor() as cursor:  # delivered when the caller's transaction commits
+            cursor.execute("SELECT pg_notify(%s, %s)", [WAKE_CHANNEL, task_name])

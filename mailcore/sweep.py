@@ -8,7 +8,8 @@ process run a given job per interval; the jobs themselves must be safe to run co
 A batch job (`drains`) handles up to a batch of due rows per run and returns how many: while it
 handles work it runs again at once, and its lock lasts only as long as a run, so the next batch
 never waits for an interval. Its `wake` function, when it has one, tells when its next row falls
-due, so the worker sleeps until then rather than a whole interval.
+due, so the worker sleeps until then rather than a whole interval; `woken_by` names the task whose
+enqueue (a NOTIFY on PostgreSQL, see mailcore.jobs) wakes it at once.
 """
 import logging
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from importlib import import_module
 
 from django.core.cache import cache
 from django.utils import timezone
+
+from mailcore.jobs import DELIVER_WEBHOOKS, DISPATCH_DUE_MAIL
 
 log = logging.getLogger(__name__)
 
@@ -30,12 +33,14 @@ class Job:
     every_seconds: int
     drains: bool = False
     wake: str = ""  # "module:function" returning when its next work falls due (or None)
+    woken_by: str = ""  # the task name mailcore.jobs.enqueue sends when new work for it is committed
 
 
 JOBS = [
     Job("dispatch-due-mail", "mailcore.sending.dispatch:outbound_dispatch_due", 1, drains=True,
-        wake="mailcore.sending.dispatch:outbound_next_due"),
-    Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1, drains=True),
+        wake="mailcore.sending.dispatch:outbound_next_due", woken_by=DISPATCH_DUE_MAIL),
+    Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1, drains=True,
+        woken_by=DELIVER_WEBHOOKS),
     Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1, drains=True),
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
     Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),

@@ -9,9 +9,11 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.core.cache import cache
+from django.db import connection
 from django.utils import timezone
 
 from mailcore.events.models import Event
+from mailcore.jobs import WAKE_CHANNEL
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.dispatch import CLAIM_TIMEOUT, outbound_dispatch_due
 from mailcore.sending.inputs import SendRequest
@@ -194,3 +196,27 @@ def test_an_unreachable_relay_defers_the_whole_batch_for_its_retry(alice, mailbo
     assert set(OutboundMessage.objects.values_list("last_error", "attempts")) == {
         (f"reader{n}@remote.test: 451 4.4.1 Relay 127.0.0.1:{port} unavailable (ConnectionRefusedError)", 1)
         for n in range(3)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_committed_send_wakes_the_idle_worker_rather_than_waiting_for_its_interval(
+        plans, alice, mailbox, relay, settings, tmp_path):
+    if connection.vendor != "postgresql":
+        pytest.skip("LISTEN/NOTIFY is PostgreSQL's; on SQLite the worker polls (tested above)")
+    settings.REDIS_URL = ""  # the embedded mode: no Celery to hand the job to
+    worker = WorkerProcess(tmp_path / "worker", SMTP_URL=settings.SMTP_URL, SWEEP_INTERVAL_SECONDS="600")
+    try:
+        worker.start()
+        wait_until(listening, what="the worker listening for new work", workers=[worker])
+        send(alice, "woken@remote.test")
+        wait_until(lambda: statuses() == Counter({"sent": 1}), timeout=60, what="sent long before 600 s",
+                   workers=[worker])
+    finally:
+        worker.stop()
+    assert [to for m in relay.messages for to in m.rcpt_tos] == ["woken@remote.test"]
+
+
+def listening() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE query = %s", [f"LISTEN {WAKE_CHANNEL}"])
+        return cursor.fetchone()[0] > 0
