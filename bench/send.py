@@ -1,22 +1,18 @@
-"""Sending benchmark: the API's POST /mail/send against a trivial endpoint, and SMTP delivery
-through the product's dispatch path against a bare smtplib loop. One run, one machine, ratios.
+"""Send API benchmark: sandbox POST /mail/send against the trivial authenticated endpoint,
+GET /subscriptions/me, with the same API key on the same server. One run, one machine, ratios.
 
-    .venv/bin/python bench/send.py [--seconds 5] [--rounds 4] [--messages 300] [--profile]
+    .venv/bin/python bench/send.py [--seconds 5] [--rounds 4] [--quick] [--profile]
 
-1. HTTP: gunicorn (production settings, PostgreSQL in a fresh database) serves 16 client threads,
-   each on its own keep-alive connection (stdlib http.client; httpx is not a dependency).
-   Sandbox `POST /mail/send` and `GET /subscriptions/me`, same API key, same server, measured in
-   alternating rounds of fixed duration after a warm-up. No worker runs, so the sandbox rows
-   stay `queued`: this measures the API, not delivery.
-2. SMTP: in this process, against the same database, `mail_send` creates N real (non-sandbox)
-   rows for a mailbox on a plan with huge quotas, then `outbound_dispatch_due()` runs until none
-   is left (MIME, DKIM, relay to an aiosmtpd sink on loopback, copy to Sent, events). The
-   baseline sends the same number of messages of the same bytes with bare smtplib, one
-   connection per message, to the same sink.
+gunicorn (production settings, PostgreSQL in a fresh database, 4 workers x 4 gthreads) serves 16
+client threads, each on its own keep-alive connection (stdlib http.client; httpx is not a
+dependency). The two endpoints are measured in alternating rounds of fixed duration after a
+warm-up. No worker runs, so the sandbox rows stay `queued`: this measures the API, not delivery
+(bench/dispatch.py measures delivery). --profile adds, in this process, the queries each request
+makes and a cProfile of both endpoints through Django's whole stack.
 
-Prints a table and writes the figures to bench/results/send-<UTC timestamp>.json. Everything
-(gunicorn, the database, temporary files) is cleaned up, also on failure. Exit status 0 when
-every request succeeded and every message arrived.
+Prints a table and its rows (support.rows_report) and writes the figures to
+bench/results/send-<UTC timestamp>.json. Everything (gunicorn, the database, temporary files) is
+cleaned up, also on failure. Exit status 0 when every request succeeded.
 """
 import argparse
 import base64
@@ -29,7 +25,6 @@ import pstats
 import secrets
 import shutil
 import signal
-import smtplib
 import socket
 import subprocess
 import sys
@@ -39,23 +34,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from support import (PYTHON, ROOT, BenchFailed, create_database, database_url, git_commit,
-                     load_average, log, machine, manage, release_database, utc_timestamp, write_results)
+from support import (PYTHON, ROOT, BenchFailed, add_rows_argument, create_database, database_url, git_commit,
+                     load_average, log, machine, manage, release_database, row, rows_report, utc_timestamp,
+                     write_results)
 
 BENCH_DB = "mailwell_bench"
 DATABASE_URL = database_url(BENCH_DB)
 CLIENTS = 16
-SENDER = "hello@demo.mailwell.test"  # seed_demo's mailbox, for the HTTP part
-BENCH_LOCAL_PART = "bench"  # the SMTP part's own mailbox on its own plan
-DEMO_DOMAIN = "demo.mailwell.test"
-DEMO_USER = "demo@mailwell.test"
+SENDER = "hello@demo.mailwell.test"  # seed_demo's mailbox
 # Product settings that would change what is measured; the server gets exactly what we set.
 STRIP_ENV = ["REDIS_URL", "SMTP_URL", "MAIL_STORE", "DEBUG", "DB_CONN_MAX_AGE", "API_KEY_USAGE_FLUSH_SECONDS",
              "TRUSTED_PROXY_COUNT", "DATA_UPLOAD_MAX_MEMORY_SIZE", "WEB_CONCURRENCY", "GUNICORN_CMD_ARGS",
              "DJANGO_SETTINGS_MODULE", "LOG_LEVEL"]
 
 PARAGRAPH = ("<p>Hello, this is a benchmark message from Mailwell. It carries a few paragraphs of "
-             "ordinary HTML so that the MIME, DKIM and storage work is realistic.</p>\n")
+             "ordinary HTML, the size of a short real message.</p>\n")
 BODY_HTML = "<h1>Weekly update</h1>\n" + PARAGRAPH * 8 + '<p><a href="https://example.com/more">Read more</a></p>'
 
 
@@ -88,6 +81,8 @@ def product_env(data_dir: Path) -> dict[str, str]:
         DATA_DIR=str(data_dir),
         DATABASE_URL=DATABASE_URL,
         LOG_LEVEL="WARNING",
+        # production refuses the local payment provider; Stripe is configured and never called
+        PAYMENT_PROVIDER="stripe", STRIPE_API_KEY="sk_test_bench", STRIPE_WEBHOOK_SECRET="whsec_bench",
     )
     return env
 
@@ -258,168 +253,15 @@ def http_benchmark(port: int, api_key: str, seconds: float, rounds: int, warmup:
     }
 
 
-# --- SMTP delivery (in this process, Django set up against the bench database) ------------------
-
-
-def smtp_benchmark(messages: int, warmup: int, sink_port: int, handler, profile: bool) -> dict:
-    from django.db import connection
-
-    from mailcore.accounts.models import Plan, User
-    from mailcore.domains.models import Domain
-    from mailcore.mailboxes.services import mailbox_create
-    from mailcore.outbound.models import OutboundMessage
-    from mailcore.sending.dispatch import outbound_dispatch_due
-    from mailcore.sending.inputs import SendRequest
-    from mailcore.sending.services import mail_send
-
-    # The HTTP part's sandbox rows were never dispatched (no worker ran); count them, then remove
-    # them so that the dispatch below handles only this part's messages.
-    sandbox_queued = OutboundMessage.objects.filter(sandbox=True, status=OutboundMessage.Status.QUEUED).count()
-    OutboundMessage.objects.filter(sandbox=True).delete()
-
-    plan = Plan.objects.get(code="premium")
-    plan.pk, plan.code, plan.name, plan.rank = None, "bench", "Bench", 99
-    plan.sends_per_day = plan.sends_per_hour = 10_000_000
-    plan.storage_mb = 1_000_000
-    plan.save()
-    user = User.objects.select_related("account").get(email=DEMO_USER)
-    account = user.account
-    mailbox = mailbox_create(domain=Domain.objects.get(name=DEMO_DOMAIN), local_part=BENCH_LOCAL_PART,
-                             password=secrets.token_urlsafe(16), display_name="Bench Sender", plan=plan)
-
-    def create(count: int, tag: str) -> None:
-        for index in range(count):
-            mail_send(account=account, user=user, request=SendRequest(
-                from_email=mailbox.address, to=[f"rcpt{index}@sink.bench.test"],
-                subject=f"Benchmark {tag} {index}", body_html=BODY_HTML,
-            ))
-
-    def dispatch_all(budget_s: float = 150) -> int:
-        handled, deadline = 0, time.monotonic() + budget_s
-        while count := outbound_dispatch_due():
-            handled += count
-            if time.monotonic() > deadline:
-                raise BenchFailed(f"dispatch still running after {budget_s} s ({handled} handled)")
-        return handled
-
-    # Warm-up: the DKIM key, the Sent folder, connections and caches.
-    create(warmup, "warm-up")
-    dispatch_all()
-    received_before = len(handler.messages)
-
-    log(f"product: creating {messages} rows with mail_send")
-    started = time.perf_counter()
-    create(messages, "timed")
-    created = time.perf_counter()
-    log(f"product: dispatching {messages} messages")
-    handled = dispatch_all()
-    dispatched = time.perf_counter()
-    delivered = len(handler.messages) - received_before
-    sent_rows = OutboundMessage.objects.filter(mailbox=mailbox, status=OutboundMessage.Status.SENT).count()
-    if handled != messages or delivered != messages or sent_rows != messages + warmup:
-        raise BenchFailed(f"dispatch handled {handled}, the sink received {delivered}, "
-                          f"{sent_rows} rows are sent; expected {messages} (+{warmup} warm-up rows)")
-    sample = handler.messages[-1]
-    raw = sample.content
-
-    log(f"baseline: {messages} messages with bare smtplib, one connection each")
-
-    def bare(count: int) -> None:
-        for index in range(count):
-            client = smtplib.SMTP("127.0.0.1", sink_port, timeout=60)
-            client.ehlo()
-            client.sendmail(mailbox.address, [f"rcpt{index}@sink.bench.test"], raw)
-            client.quit()
-
-    bare(warmup)
-    received_before = len(handler.messages)
-    bare_started = time.perf_counter()
-    bare(messages)
-    bare_elapsed = time.perf_counter() - bare_started
-    if len(handler.messages) - received_before != messages:
-        raise BenchFailed("the bare smtplib loop lost messages")
-
-    dispatch_elapsed = dispatched - created
-    result = {
-        "messages": messages,
-        "message_bytes": len(raw),
-        "product": {
-            "dispatch_seconds": round(dispatch_elapsed, 3),
-            "dispatch_msgs_per_s": messages / dispatch_elapsed,
-            "create_seconds": round(created - started, 3),
-            "create_rows_per_s": messages / (created - started),
-            "end_to_end_msgs_per_s": messages / (dispatched - started),
-        },
-        "bare_smtplib": {"seconds": round(bare_elapsed, 3), "msgs_per_s": messages / bare_elapsed},
-        "ratio": {"dispatch_over_bare": (messages / dispatch_elapsed) / (messages / bare_elapsed)},
-        "http_sandbox_rows_left_queued": sandbox_queued,
-    }
-
-    if profile:
-        count = min(messages, 100)
-        create(count, "profile-stages")
-        # Wall time per step rather than cProfile: with the sink's thread in this process, cProfile
-        # attributes the relay's time to the wrong frames.
-        result["profile_dispatch"] = dispatch_stages(dispatch_all, count)
-    connection.close()
-    return result
-
-
-def dispatch_stages(dispatch_all, count: int) -> str:
-    """Wall time per message in each step of dispatch, by wrapping the steps in this process only."""
-    from collections import defaultdict
-
-    from mailcore.domains import dkim
-    from mailcore.outbound import relay
-    from mailcore.sending import dispatch
-    from mailcore.store import embedded
-
-    spent: dict[str, float] = defaultdict(float)
-    targets = [
-        (dispatch, "_claim", "claim the row (UPDATE)"),
-        (dispatch, "build_message", "build_message (MIME)"),
-        (dispatch, "dkim_sign", "dkim_sign"),
-        (dkim, "dkim_key_for", "  of which: DKIM key query"),
-        (dispatch, "relay", "relay (SMTP hand-over)"),
-        (relay.ssl, "create_default_context", "  of which: ssl.create_default_context()"),
-        (dispatch, "emit", "emit events"),
-        (embedded.EmbeddedStore, "append", "store append to Sent"),
-        (embedded.EmbeddedStore, "_folder", "  of which: _folder (ensure_folders)"),
-        (embedded, "read", "  of which: parse the message"),
-        (embedded.EmbeddedStore, "storage_used", "  of which: storage_used SUM"),
-        (embedded.EmbeddedStore, "_next_uid", "  of which: _next_uid"),
-    ]
-    originals = []
-
-    def timed(function, label):
-        def wrapper(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                spent[label] += time.perf_counter() - started
-        return wrapper
-
-    for owner, name, label in targets:
-        original = owner.__dict__[name]
-        originals.append((owner, name, original))
-        setattr(owner, name, timed(original, label))
-    try:
-        started = time.perf_counter()
-        dispatch_all()
-        total = time.perf_counter() - started
-    finally:
-        for owner, name, original in originals:
-            setattr(owner, name, original)
-    lines = [f"dispatch by step, {count} messages: {total / count * 1000:.1f} ms per message (wall time)"]
-    for _, _, label in targets:
-        lines.append(f"  {label:<44}{spent[label] / count * 1000:7.2f} ms  {spent[label] / total * 100:5.1f} %")
-    return "\n".join(lines)
+# --- profile (in this process, Django set up against the bench database) ---------------------
 
 
 def profile_http_in_process(api_key: str, requests: int) -> dict:
-    """The two endpoints through Django's whole stack (middleware, DRF) without HTTP or gunicorn."""
+    """The two endpoints through Django's whole stack (middleware, DRF) without HTTP or gunicorn:
+    the SQL statements of one request (CPU time per request and cProfile)."""
+    from django.db import connection
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
 
     client = Client(HTTP_X_API_KEY=api_key, HTTP_HOST="127.0.0.1")
     send_body = json.dumps({"from_email": SENDER, "to": ["someone@example.com"], "subject": "Benchmark",
@@ -432,10 +274,14 @@ def profile_http_in_process(api_key: str, requests: int) -> dict:
     for name, call in calls.items():
         for _ in range(20):
             assert call().status_code == 200
-        started = time.perf_counter()
+        with CaptureQueriesContext(connection) as queries:
+            call()
+        captured = queries.captured_queries  # now: the next request's request_started clears the log
+        statements = "\n".join(f"  {query['sql'][:110]}" for query in captured)
+        started, cpu_started = time.perf_counter(), time.process_time()
         for _ in range(requests):
             call()
-        plain = time.perf_counter() - started
+        plain, cpu = time.perf_counter() - started, time.process_time() - cpu_started
         profiler = cProfile.Profile()
         started = time.perf_counter()
         profiler.enable()
@@ -443,9 +289,11 @@ def profile_http_in_process(api_key: str, requests: int) -> dict:
             call()
         profiler.disable()
         elapsed = time.perf_counter() - started
-        texts[name] = profile_text(profiler, f"cProfile: {name} in process, {requests} requests, "
-                                             f"{elapsed / requests * 1000:.2f} ms each with the profiler "
-                                             f"({plain / requests * 1000:.2f} ms without)")
+        texts[name] = (f"{name}: {len(captured)} SQL statements per request\n{statements}\n"
+                       + profile_text(profiler, f"cProfile: {name} in process, {requests} requests, "
+                                                f"{elapsed / requests * 1000:.2f} ms each with the profiler "
+                                                f"({plain / requests * 1000:.2f} ms without, "
+                                                f"{cpu / requests * 1000:.2f} ms of CPU)"))
     return texts
 
 
@@ -462,37 +310,34 @@ def profile_text(profiler: cProfile.Profile, title: str, lines: int = 25) -> str
 
 
 def table(results: dict) -> str:
-    http_part, smtp_part, config = results["http"], results["smtp"], results["config"]
+    http_part, config = results["http"], results["config"]
     lines = [
         "",
         f"HTTP: gunicorn {config['gunicorn_workers']} workers x {config['gunicorn_threads']} threads (gthread), "
         f"PostgreSQL, DJANGO_ENV=production, {CLIENTS} keep-alive clients, "
         f"{config['rounds']} x {config['seconds']:g} s per endpoint",
-        f"  {'endpoint':<28}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>8}",
+        f"  {'endpoint':<28}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'p99/p50':>9}{'requests':>10}{'errors':>8}",
     ]
     for key in ("trivial", "send"):
-        row = http_part[key]
-        lines.append(f"  {row['endpoint']:<28}{row['throughput_rps']:>9.1f}{row['p50_ms']:>9.2f}{row['p99_ms']:>9.2f}"
-                     f"{row['requests']:>10}{row['errors']:>8}")
+        part = http_part[key]
+        lines.append(f"  {part['endpoint']:<28}{part['throughput_rps']:>9.1f}{part['p50_ms']:>9.2f}"
+                     f"{part['p99_ms']:>9.2f}{part['p99_ms'] / part['p50_ms']:>9.2f}{part['requests']:>10}"
+                     f"{part['errors']:>8}")
     ratio = http_part["ratio"]
     lines.append(f"  {'ratio send / trivial':<28}{ratio['throughput_send_over_trivial']:>9.2f}"
                  f"{ratio['p50_send_over_trivial']:>9.2f}{ratio['p99_send_over_trivial']:>9.2f}")
-    product, bare = smtp_part["product"], smtp_part["bare_smtplib"]
-    lines += [
-        "",
-        f"SMTP delivery: {smtp_part['messages']} messages of {smtp_part['message_bytes']} bytes, 1 recipient each, "
-        "aiosmtpd sink on loopback, one connection per message",
-        f"  {'path':<44}{'msg/s':>9}{'seconds':>9}",
-        f"  {'product: outbound_dispatch_due() loop':<44}{product['dispatch_msgs_per_s']:>9.1f}"
-        f"{product['dispatch_seconds']:>9.2f}",
-        f"  {'baseline: bare smtplib loop':<44}{bare['msgs_per_s']:>9.1f}{bare['seconds']:>9.2f}",
-        f"  {'ratio product / baseline':<44}{smtp_part['ratio']['dispatch_over_bare']:>9.2f}",
-        f"  (rows created with mail_send beforehand, not timed above: {product['create_rows_per_s']:.1f} rows/s; "
-        f"create + dispatch: {product['end_to_end_msgs_per_s']:.1f} msg/s)",
-        f"  ({smtp_part['http_sandbox_rows_left_queued']} sandbox rows from the HTTP part were left queued: "
-        "no worker ran)",
-    ]
+    lines.append(f"  per round, req/s: trivial {http_part['trivial']['per_round_rps']}, "
+                 f"send {http_part['send']['per_round_rps']}")
     return "\n".join(lines)
+
+
+def table_rows(http_part: dict) -> list[dict]:
+    trivial, send = http_part["trivial"], http_part["send"]
+    return [
+        row(f"Send API: POST /mail/send vs GET /subscriptions/me, {CLIENTS} clients (req/s)",
+            send["throughput_rps"], trivial["throughput_rps"], "req/s", at_least=0.7),
+        row("Send API: p99 / p50 of POST /mail/send (ms)", send["p99_ms"], send["p50_ms"], "ms", at_most=3),
+    ]
 
 
 def main() -> int:
@@ -502,10 +347,13 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5, help="seconds per measured round and endpoint")
     parser.add_argument("--rounds", type=int, default=4, help="measured rounds per endpoint, alternating order")
     parser.add_argument("--warmup", type=float, default=3, help="warm-up seconds per endpoint")
-    parser.add_argument("--messages", type=int, default=300, help="messages for the SMTP part")
+    parser.add_argument("--quick", action="store_true", help="shorter run for make bench: 2 rounds of 4 s")
     parser.add_argument("--profile", action="store_true",
-                        help="also print dispatch time by step and cProfile of both endpoints")
+                        help="also print queries per request and cProfile of both endpoints")
+    add_rows_argument(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.rounds, args.warmup = 4, 2, 2
 
     def on_term(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -522,7 +370,6 @@ def main() -> int:
     env = product_env(data_dir)
     server: Gunicorn | None = None
     database_created = django_ready = False
-    results: dict = {}
     try:
         log(f"creating database {BENCH_DB}; migrating; seeding (DATA_DIR {data_dir})")
         create_database(BENCH_DB)
@@ -538,22 +385,17 @@ def main() -> int:
         server.stop()
         server = None
 
-        from testkit.smtp_sink import smtp_sink
-
-        # A fixed server host name: aiosmtpd would otherwise call getfqdn() for every session.
-        with smtp_sink(server_options={"server_hostname": "sink.bench.test"}) as (sink_port, handler):
+        if args.profile:
             os.environ.update(env)
             for name in STRIP_ENV:
                 if name not in env:
                     os.environ.pop(name, None)
-            os.environ["SMTP_URL"] = f"smtp://127.0.0.1:{sink_port}"
             import django
 
             django.setup()
             django_ready = True
-            smtp_results = smtp_benchmark(args.messages, 10, sink_port, handler, args.profile)
-            if args.profile:
-                smtp_results["profile_http"] = profile_http_in_process(api_key, 300)
+            for text in profile_http_in_process(api_key, 300).values():
+                print("\n" + text)
 
         results = {
             "benchmark": "send",
@@ -564,18 +406,14 @@ def main() -> int:
                        "seconds": args.seconds, "rounds": args.rounds, "warmup_seconds": args.warmup,
                        "database": "postgresql", "django_env": "production"},
             "http": http_results,
-            "smtp": {k: v for k, v in smtp_results.items() if not k.startswith("profile")},
         }
-        if args.profile:
-            print("\n" + smtp_results["profile_dispatch"])
-            for text in smtp_results["profile_http"].values():
-                print("\n" + text)
         print(table(results))
         failures = [part for part in ("trivial", "send") if results["http"][part]["errors"]]
         for part in failures:
             print(f"\n{results['http'][part]['endpoint']}: {results['http'][part]['errors']} failed requests, e.g. "
                   f"{results['http'][part]['error_samples']}")
         write_results(results, "send", run_started)
+        rows_report(table_rows(http_results), args.rows_file)
         return 1 if failures else 0
     except BenchFailed as error:
         print(f"benchmark failed: {error}", file=sys.stderr)

@@ -4,6 +4,7 @@ rows is mailcore.sending.dispatch."""
 import base64
 import binascii
 import logging
+from contextlib import nullcontext
 from datetime import timedelta
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
@@ -99,17 +100,28 @@ def _bulk_headers(headers: tuple[tuple[str, str], ...], errors: dict) -> list[li
     return cleaned
 
 
+def _sending_mailbox(account: Account, address: str) -> Mailbox:
+    """The account's mailbox with its plan and the account's. get(), not first(): the address is
+    unique, and compiling first()'s ORDER BY costs as much as the query. An account whose plan the
+    caller already loaded (an API key's is) is reused rather than joined again."""
+    plan_known = Account.plan.is_cached(account)
+    rows = Mailbox.objects.select_related(*(("plan",) if plan_known else ("plan", "account__plan")))
+    try:
+        mailbox = rows.get(account=account, address=address.strip().lower())
+    except Mailbox.DoesNotExist:
+        raise ValidationError({"from_email": ["not a mailbox of this account"]}) from None
+    if plan_known:
+        mailbox.account = account
+    return mailbox
+
+
 def mail_send(*, account: Account, user: User | None, request: SendRequest) -> OutboundMessage:
     """Validate a send request and store it as a durable row; nothing is stored when it fails.
 
     Everything that will become a header is checked here, so an accepted message can always be
     built: the worker never meets a send it has to drop."""
     errors: dict[str, list[str]] = {}
-    mailbox = Mailbox.objects.select_related("plan", "account__plan").filter(
-        account=account, address=request.from_email.strip().lower()
-    ).first()
-    if mailbox is None:
-        raise ValidationError({"from_email": ["not a mailbox of this account"]})
+    mailbox = _sending_mailbox(account, request.from_email)
     if not mailbox.is_active:
         raise MailboxLocked(f"{mailbox.address} is suspended and cannot send mail.")
     if problem := header_problem(mailbox.display_name):
@@ -189,12 +201,11 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
         payload["headers"] = headers
     if request.verp:
         payload["verp"] = True
-    with transaction.atomic():
-        if not sandbox and mailbox.is_managed:
-            quota_reserve(mailbox=mailbox, at=due_at)
-        if not held:
-            transaction.on_commit(lambda: enqueue(DISPATCH_DUE_MAIL))
-        return OutboundMessage.objects.create(
+    reserve = not sandbox and mailbox.is_managed
+    # A send that reserves no quota is one INSERT, atomic on its own; with quota, the row goes in
+    # first so that the quota rows stay locked only from their UPDATEs to the commit.
+    with transaction.atomic() if reserve else nullcontext():
+        message = OutboundMessage.objects.create(
             account=account,
             mailbox=mailbox,
             status=OutboundMessage.Status.SCHEDULED if held else OutboundMessage.Status.QUEUED,
@@ -205,6 +216,11 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
             unsend_window=window or None,
             due_at=due_at,
         )
+        if reserve:
+            quota_reserve(mailbox=mailbox, at=due_at)
+        if not held:
+            transaction.on_commit(lambda: enqueue(DISPATCH_DUE_MAIL))  # at once outside a transaction
+    return message
 
 
 def scheduled_list(*, account: Account, status: str | None = None):
