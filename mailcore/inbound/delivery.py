@@ -1,4 +1,5 @@
-"""Deliver one inbound message to one recipient: forward through live rules, store the copy, emit events.
+"""Deliver one inbound message to its recipients: forward through live rules, store the copies (one
+store call for all of them), emit events.
 
 Nothing here is acknowledged before it is safe: forwards are handed to the relay first, then the
 copy is stored, then the events are written; any temporary failure answers 4xx so the sender
@@ -6,6 +7,7 @@ retries (at worst a forward target gets a duplicate, never a lost message).
 """
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.conf import settings
 from django.db import transaction
@@ -19,7 +21,7 @@ from mailcore.inbound.usage import WARNING_PERCENT, usage_after
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.relay import relay
 from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record, return_path_record
-from mailcore.store.base import DeliveryRefused, QuotaExceeded, StoreError, with_headers
+from mailcore.store.base import Delivered, DeliveryRefused, QuotaExceeded, StoreError, deliver_many, with_headers
 from mailcore.store.factory import store_for
 from mailcore.timefmt import iso
 from mailcore.webmail.delivery_rules import filters_apply, filters_run_here, vacation_answered, vacation_reply_for
@@ -96,37 +98,127 @@ def deliver_if_hosted(raw: bytes, recipient: str, envelope_from: str) -> str | N
 
 
 def deliver(raw: bytes, recipient: str, envelope_from: str, *,
-            plan: DeliveryPlan | ReturnPathPlan | Rejection | None = None,
-            arrived: Arrival | None = None) -> DeliveryResult:
-    """Deliver to one recipient; `plan` is its resolution when the caller already has it (RCPT),
-    `arrived` the message as arrival() read it when the caller delivers it to several recipients."""
+            plan: DeliveryPlan | ReturnPathPlan | Rejection | None = None) -> DeliveryResult:
+    """Deliver to one recipient; `plan` is its resolution when the caller already has it (RCPT)."""
+    message = _Message(raw, envelope_from)
+    begun = _begin(message, recipient, plan)
+    if isinstance(begun, DeliveryResult):
+        return begun
+    [copy] = _store_copies(message, [begun])
+    return _finish(message, begun, copy)
+
+
+def deliver_each(raw: bytes, envelope_from: str,
+                 plans: list[tuple[str, DeliveryPlan | ReturnPathPlan | Rejection | None]]) -> list[DeliveryResult]:
+    """Each recipient's result, in order. The message is read once and its copies are stored with one
+    store call (one LMTP transaction with Dovecot); forwards, events and owner rules stay per
+    recipient, and a recipient whose delivery fails answers 451 alone."""
+    message = _Message(raw, envelope_from)
+    begun = [_guarded(recipient, _begin, message, recipient, plan) for recipient, plan in plans]
+    pending = [step for step in begun if isinstance(step, _Pending)]
+    try:
+        copies = iter(_store_copies(message, pending))
+    except Exception as error:  # _finish answers 451 for each of them
+        copies = iter([error] * len(pending))
+    return [step if isinstance(step, DeliveryResult) else _guarded(step.recipient, _finish, message, step, next(copies))
+            for step in begun]
+
+
+class _Message:
+    """An arriving message on its way to its recipients, read once when a hosted recipient needs it."""
+
+    def __init__(self, raw: bytes, envelope_from: str):
+        self.raw = raw
+        self.envelope_from = envelope_from
+
+    @cached_property
+    def arrived(self) -> Arrival:
+        return arrival(self.raw)
+
+    @cached_property
+    def copy(self) -> bytes:
+        """What a mailbox keeps: the message, with a Message-ID when it had none."""
+        return with_headers(self.raw, self.arrived.added)
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A recipient whose forwards are done and whose copy (if it keeps one) is not stored yet."""
+
+    recipient: str
+    plan: DeliveryPlan
+    forwarded: tuple[str, ...]
+
+    @property
+    def keeps_copy(self) -> bool:
+        return self.plan.keep_copy or not self.forwarded  # every forward refused: never lose mail
+
+
+def _guarded(recipient: str, step, *args) -> DeliveryResult | _Pending:
+    try:
+        return step(*args)
+    except Exception:
+        log.exception("delivery to %s failed", recipient)
+        return DeliveryResult(recipient, STORE_UNAVAILABLE.reply)
+
+
+def _begin(message: _Message, recipient: str, plan: DeliveryPlan | ReturnPathPlan | Rejection | None
+           ) -> DeliveryResult | _Pending:
+    """Everything before the copy is stored: the resolution, the loop check, the forwards."""
     plan = plan or resolve(recipient)
     if isinstance(plan, Rejection):
         return DeliveryResult(recipient, plan.reply)
     if isinstance(plan, ReturnPathPlan):
-        return _return_path(raw, recipient, plan)
-    mailbox = plan.mailbox
-    arrived = arrived or arrival(raw)
-    if mailbox.address.lower() in arrived.trace:
-        return DeliveryResult(recipient, FORWARDING_LOOP.reply, mailbox.address)
-    message_id, added = arrived.message_id, arrived.added
-
-    forwarded = _forward(plan, with_headers(raw, [("Delivered-To", mailbox.address), *added]))
+        return _return_path(message.raw, recipient, plan)
+    address = plan.mailbox.address
+    if address.lower() in message.arrived.trace:
+        return DeliveryResult(recipient, FORWARDING_LOOP.reply, address)
+    forwarded = _forward(plan, with_headers(message.raw, [("Delivered-To", address), *message.arrived.added]))
     if isinstance(forwarded, Rejection):
-        return DeliveryResult(recipient, forwarded.reply, mailbox.address)
-    stored = None
-    if plan.keep_copy or not forwarded:  # a copy is kept too when every forward was refused: never lose mail
-        stored = _store(mailbox, with_headers(raw, added), envelope_from)
-        if isinstance(stored, Rejection):
-            if not forwarded or stored.temporary:
-                return DeliveryResult(recipient, stored.reply, mailbox.address)
-            log.warning("%s forwarded but no copy kept in %s: %s", message_id, mailbox.address, stored.reply)
-            stored = None
-    if stored and stored.uid is not None and filters_run_here(mailbox):
-        _owner_rules(mailbox, with_headers(raw, added), envelope_from, stored.uid)
+        return DeliveryResult(recipient, forwarded.reply, address)
+    return _Pending(recipient, plan, forwarded)
 
+
+def _store_copies(message: _Message, pending: list[_Pending]) -> list[Delivered | Exception | None]:
+    """Each pending recipient's stored copy (None when it keeps none): one store call for the
+    message, or one per repeat when several recipients lead to the same mailbox."""
+    outcomes: dict[int, Delivered | Exception] = {}
+    for batch in _distinct_mailboxes([(index, step) for index, step in enumerate(pending) if step.keeps_copy]):
+        stores = {step.plan.mailbox.address: store_for(step.plan.mailbox) for _, step in batch}
+        delivered = deliver_many(stores, message.copy, envelope_from=message.envelope_from)
+        outcomes.update((index, delivered[step.plan.mailbox.address]) for index, step in batch)
+    return [outcomes.get(index) for index in range(len(pending))]
+
+
+def _distinct_mailboxes(steps: list[tuple[int, _Pending]]) -> list[list[tuple[int, _Pending]]]:
+    """Batches in which each mailbox appears once: two recipients for one mailbox (an alias and its
+    target) still get two copies, as two deliveries."""
+    batches: list[list[tuple[int, _Pending]]] = []
+    for index, step in steps:
+        free = next((batch for batch in batches
+                     if all(other.plan.mailbox.address != step.plan.mailbox.address for _, other in batch)), None)
+        if free is None:
+            batches.append(free := [])
+        free.append((index, step))
+    return batches
+
+
+def _finish(message: _Message, step: _Pending, copy: Delivered | Exception | None) -> DeliveryResult:
+    """Everything after: the outcome of the copy, the owner's rules, the events, the reply."""
+    recipient, mailbox, forwarded = step.recipient, step.plan.mailbox, step.forwarded
+    message_id = message.arrived.message_id
+    stored = None if copy is None else _stored(mailbox, copy)
+    if isinstance(stored, Rejection):
+        if not forwarded or stored.temporary:
+            return DeliveryResult(recipient, stored.reply, mailbox.address)
+        log.warning("%s forwarded but no copy kept in %s: %s", message_id, mailbox.address, stored.reply)
+        stored = None
+    if stored and stored.uid is not None and filters_run_here(mailbox):
+        _owner_rules(mailbox, message.copy, message.envelope_from, stored.uid)
+
+    arrived = message.arrived
     _announce(mailbox, arrived.summary, message_id, stored, forwarded,
-              _feedback(mailbox, raw, arrived.content_type, arrived.trace))
+              _feedback(mailbox, message.raw, arrived.content_type, arrived.trace))
     log.info("delivered %s for %s: stored=%s forwarded=%s", message_id, recipient, bool(stored), forwarded or "-")
     if stored:
         return DeliveryResult(recipient, "250 2.0.0 Delivered", mailbox.address, True, stored.uid, forwarded)
@@ -166,18 +258,18 @@ def _forward(plan: DeliveryPlan, message: bytes) -> tuple[str, ...] | Rejection:
     return tuple(outcome.recipient for outcome in outcomes if outcome.accepted)
 
 
-def _store(mailbox: Mailbox, raw: bytes, envelope_from: str) -> _Stored | Rejection:
-    """Into the mailbox through the store interface (Dovecot's LMTP or the embedded store)."""
-    try:
-        delivered = store_for(mailbox).deliver(raw, recipient=mailbox.address, envelope_from=envelope_from)
-    except QuotaExceeded:
+def _stored(mailbox: Mailbox, copy: Delivered | Exception) -> _Stored | Rejection:
+    """The outcome of the copy in the mailbox (Dovecot's LMTP or the embedded store)."""
+    if isinstance(copy, Delivered):
+        return _with_usage(mailbox, copy.uid, copy.size)
+    if isinstance(copy, QuotaExceeded):
         return MAILBOX_FULL
-    except DeliveryRefused as refused:
-        return _rejection(refused.reply)
-    except StoreError as error:
-        log.warning("store refused mail for %s: %s", mailbox.address, error)
+    if isinstance(copy, DeliveryRefused):
+        return _rejection(copy.reply)
+    if isinstance(copy, StoreError):
+        log.warning("store refused mail for %s: %s", mailbox.address, copy)
         return STORE_UNAVAILABLE
-    return _with_usage(mailbox, delivered.uid, delivered.size)
+    raise copy
 
 
 def _owner_rules(mailbox: Mailbox, raw: bytes, envelope_from: str, uid: int) -> None:

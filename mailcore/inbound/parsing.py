@@ -66,7 +66,7 @@ def _empty() -> ReadMessage:
 def read_or_empty(raw: bytes) -> ReadMessage:
     """The message read once for everything inbound needs; never raises on bad mail."""
     try:
-        return read(raw)
+        return read(raw, headers=False)  # inbound needs none of the other headers
     except Exception:  # the reader guards headers and parts; this is the last line for anything it missed
         return _empty()
 

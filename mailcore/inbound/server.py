@@ -5,11 +5,13 @@ testing: one recipient per transaction, so the one reply after DATA is exact).
 RCPT is answered from the recipient's delivery plan, which DATA then uses (each recipient is
 resolved once); DATA is answered only after delivery.
 Delivery uses the Django ORM and blocking clients, so it runs in worker threads that keep their
-connections; each message is read once, whatever the number of its recipients.
+connections; each message is read once and stored with one LMTP transaction, whatever the number
+of its recipients.
 """
 import asyncio
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 
@@ -18,7 +20,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
 from django.conf import settings
 from django.db import close_old_connections, connections
 
-from mailcore.inbound.delivery import STORE_UNAVAILABLE, arrival, deliver
+from mailcore.inbound.delivery import STORE_UNAVAILABLE, deliver_each
 from mailcore.store.lmtp import lmtp_close, parse_hostport
 from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
 
@@ -27,26 +29,38 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 35 * 1024 * 1024  # the largest plan's attachment cap, advertised as SIZE
 ONE_RECIPIENT_PER_SMTP_TRANSACTION = "452 4.5.3 One recipient per transaction here, send the others separately"
 DELIVERY_THREADS = 8
+RECHECK_AFTER_IDLE_SECONDS = 1.0
 
 
 class DeliveryThreads:
     """The worker threads ORM work runs in. Each keeps its database connection (and its LMTP session
-    with Dovecot) from one message to the next, as Django keeps one across requests: checked before
-    each use (closed when broken or older than CONN_MAX_AGE) and closed when the listener stops."""
+    with Dovecot) from one message to the next, as Django keeps one across requests: checked as at
+    the start of a request (health check; closed when broken or older than CONN_MAX_AGE) before a
+    unit that follows a pause or a database error, and closed when the listener stops. A unit right
+    after one that went well finds the connection as that one left it: no health check query for
+    each RCPT and DATA of a busy listener."""
 
     def __init__(self, count: int = DELIVERY_THREADS):
         self.count = count
         self.executor = ThreadPoolExecutor(count, thread_name_prefix="inbound")
+        self._last_unit = threading.local()
 
     async def run(self, function, *args):
         def run():
-            close_old_connections()
+            if self._due_for_check():
+                close_old_connections()
             try:
                 return function(*args)
             finally:
-                close_old_connections()
+                self._last_unit.ended = time.monotonic()
 
         return await asyncio.get_running_loop().run_in_executor(self.executor, run)
+
+    def _due_for_check(self) -> bool:
+        now = time.monotonic()
+        return now - getattr(self._last_unit, "ended", 0.0) > RECHECK_AFTER_IDLE_SECONDS or any(
+            connection.errors_occurred or (connection.close_at is not None and now >= connection.close_at)
+            for connection in connections.all(initialized_only=True))
 
     def close(self) -> None:
         """Close every thread's connections (each thread runs one close), then end the threads."""
@@ -128,16 +142,8 @@ class InboundHandler:
 
 
 def _deliver_to_each(raw: bytes, envelope_from: str, plans: list[tuple[str, DeliveryPlan | None]]) -> list[str]:
-    """Each recipient's reply; the message is read once for all of them."""
-    arrived = arrival(raw)
-    replies = []
-    for recipient, plan in plans:
-        try:
-            replies.append(_one_line(deliver(raw, recipient, envelope_from, plan=plan, arrived=arrived).reply))
-        except Exception:
-            log.exception("delivery to %s failed", recipient)
-            replies.append(STORE_UNAVAILABLE.reply)
-    return replies
+    """Each recipient's reply line."""
+    return [_one_line(result.reply) for result in deliver_each(raw, envelope_from, plans)]
 
 
 class InboundController(Controller):

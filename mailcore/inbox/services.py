@@ -52,8 +52,8 @@ class InboxMessage:
     remote_images_blocked: bool
 
 
-def _labels_by_keyword(mailbox: Mailbox) -> dict[str, Label]:
-    return {label.keyword: label for label in labels_for_mailbox(mailbox=mailbox)}
+def _labels_by_keyword(mailbox: Mailbox, labels: list[Label] | None = None) -> dict[str, Label]:
+    return {label.keyword: label for label in (labels_for_mailbox(mailbox=mailbox) if labels is None else labels)}
 
 
 def _label_ids(keywords, labels: dict[str, Label]) -> list[int]:
@@ -62,9 +62,11 @@ def _label_ids(keywords, labels: dict[str, Label]) -> list[int]:
 
 def inbox_list(*, mailbox: Mailbox, folder: str = "INBOX", page: int = 1, per_page: int = 50,
                starred_only: bool = False, unseen_only: bool = False, label_id: int | None = None,
-               criteria: Criteria | None = None, sort: str = "arrival", reverse: bool = True) -> InboxPage:
-    """One page of a folder, sorted and searched by the store's server (IMAP SORT and SEARCH)."""
-    labels = _labels_by_keyword(mailbox)
+               criteria: Criteria | None = None, sort: str = "arrival", reverse: bool = True,
+               labels: list[Label] | None = None) -> InboxPage:
+    """One page of a folder, sorted and searched by the store's server (IMAP SORT and SEARCH).
+    `labels`: the mailbox's labels when the caller has read them already (labels_for_mailbox)."""
+    labels = _labels_by_keyword(mailbox, labels)
     keyword = None
     if label_id is not None:
         keyword = next((k for k, label in labels.items() if label.pk == label_id), f"$label{label_id}")

@@ -1,5 +1,5 @@
 """Reads of mailboxes, scoped to the caller's account."""
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from mailcore.accounts.models import Account
 from mailcore.mailboxes.models import Label, Mailbox
@@ -26,10 +26,8 @@ def label_get(*, account: Account, label_id: int) -> Label:
 def labels_for_mailbox(*, mailbox: Mailbox) -> QuerySet[Label]:
     """The labels a mailbox's messages can carry: its own (made in its webmail) and, unless the
     account is a hosting partner whose mailboxes belong to different customers, the account's."""
-    own = Label.objects.filter(mailbox=mailbox)
-    if hasattr(mailbox.account, "partner"):
-        return own
-    return own | Label.objects.filter(account=mailbox.account_id, mailbox__isnull=True)
+    account_wide = Q(account=mailbox.account_id, mailbox__isnull=True, account__partner__isnull=True)
+    return Label.objects.filter(Q(mailbox=mailbox) | account_wide)  # one query, the partner check in it
 
 
 def own_label_get(*, mailbox: Mailbox, label_id: int) -> Label:

@@ -290,3 +290,23 @@ class MailStore(Protocol):
 
     def storage_used(self) -> int:
         """Bytes used by the mailbox."""
+
+
+def deliver_many(stores: dict[str, MailStore], raw: bytes, *, envelope_from: str) -> dict[str, Delivered | Exception]:
+    """One arriving message into several mailboxes (recipient address -> the store of its mailbox):
+    each recipient's outcome on its own, Delivered or what its delivery raised. A store is bound to
+    one mailbox, so this is not a store method: stores of a kind whose server takes many recipients
+    in one transaction (ImapStore.deliver_many: Dovecot's LMTP) get theirs together, any other
+    store delivers each in turn."""
+    outcomes: dict[str, Delivered | Exception] = {}
+    for kind in dict.fromkeys(type(store) for store in stores.values()):
+        together = [recipient for recipient, store in stores.items() if type(store) is kind]
+        if hasattr(kind, "deliver_many"):
+            outcomes.update(stores[together[0]].deliver_many(raw, recipients=together, envelope_from=envelope_from))
+            continue
+        for recipient in together:
+            try:
+                outcomes[recipient] = stores[recipient].deliver(raw, recipient=recipient, envelope_from=envelope_from)
+            except Exception as error:  # one mailbox's failure is its recipient's alone
+                outcomes[recipient] = error
+    return outcomes

@@ -22,6 +22,8 @@ from email.header import decode_header, make_header
 from django.conf import settings
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
+from imapclient.datetime_util import parse_to_datetime
+from imapclient.response_parser import parse_fetch_response
 from imapclient.response_types import Address, BodyData, Envelope
 
 from mailcore.paging import page_window
@@ -51,7 +53,7 @@ from mailcore.store.base import (
     validate_uid,
     with_headers,
 )
-from mailcore.store.lmtp import lmtp_deliver
+from mailcore.store.lmtp import lmtp_deliver_many
 
 SPECIAL_USES = {"\\All", "\\Archive", "\\Drafts", "\\Flagged", "\\Junk", "\\Sent", "\\Trash"}
 SUMMARY_FIELDS = [b"ENVELOPE", b"FLAGS", b"RFC822.SIZE", b"BODYSTRUCTURE", b"INTERNALDATE"]
@@ -126,6 +128,103 @@ def _has_attachments(body: BodyData) -> bool:
     if body.is_multipart:
         return any(_has_attachments(part) for part in body[0])
     return _is_attachment(tuple(body))
+
+
+# A list's FETCH answer read with one regular expression per line instead of imapclient's
+# character-by-character lexer (most of a page's time), giving the values imapclient gives: NIL,
+# numbers, quoted strings (\\ and \" escapes), literals, atoms with [sections]. Anything else
+# (the last group) leaves the answer to imapclient's own parser.
+_FETCH_TOKEN = re.compile(
+    rb'[ \t\r\n]*(?:(\()|(\))|("(?:[^"\\]|\\.)*")|((?:[^\x00-\x20()%"\[]|\[[^\]]*\])+)|(.))', re.DOTALL)
+_QUOTED_ESCAPE = re.compile(rb'\\([\\"])')
+
+
+class _Unparsed(Exception):
+    """The answer holds something the fast reader leaves to imapclient."""
+
+
+def _word(word: bytes, literal: bytes | None):
+    if word == b"NIL":
+        return None
+    if word[:1] == b"{":
+        if literal is None or word != b"{%d}" % len(literal):
+            raise _Unparsed
+        return literal
+    if word.isdigit() and (word[:1] != b"0" or len(word) == 1):
+        return int(word)
+    return word
+
+
+def _atoms(records: list) -> list:
+    """imaplib's untagged records (a line, or a line ending in {n} with its literal) as nested tuples."""
+    stack: list[list] = [[]]
+    for record in records:
+        text, literal = record if isinstance(record, tuple) else (record, None)
+        for opening, closing, quoted, word, _other in _FETCH_TOKEN.findall(text):
+            if opening:
+                stack.append([])
+            elif closing and len(stack) > 1:
+                done = tuple(stack.pop())
+                stack[-1].append(done)
+            elif quoted:
+                value = quoted[1:-1]
+                stack[-1].append(_QUOTED_ESCAPE.sub(rb"\1", value) if b"\\" in value else value)
+            elif word:
+                stack[-1].append(_word(word, literal))
+            else:
+                raise _Unparsed
+    if len(stack) != 1:
+        raise _Unparsed
+    return stack[0]
+
+
+def _date(value) -> datetime | None:
+    """As imapclient reads ENVELOPE and INTERNALDATE dates (server time zones kept)."""
+    try:
+        return parse_to_datetime(value, normalise=False) if value else None
+    except ValueError:
+        return None
+
+
+def _addresses(value) -> tuple[Address, ...] | None:
+    return tuple(Address(*address) for address in value if address) if value else None
+
+
+def _envelope(value: tuple) -> Envelope:
+    return Envelope(_date(value[0]), value[1], *(_addresses(part) for part in value[2:8]),
+                    in_reply_to=value[8], message_id=value[9])
+
+
+_CONVERT = {b"UID": int, b"INTERNALDATE": _date, b"ENVELOPE": _envelope, b"BODYSTRUCTURE": BodyData.create}
+
+
+def _fetched(records: list, *, by_uid: bool) -> dict[int, dict]:
+    """A FETCH answer as {UID or sequence number: {item: value}}, typed and keyed as imapclient's
+    parse_fetch_response gives it (UID among the items when keyed by sequence number)."""
+    if records == [None]:
+        return {}
+    try:
+        atoms = _atoms(records)
+        found: dict[int, dict] = {}
+        for number, items in zip(atoms[::2], atoms[1::2], strict=True):
+            values = {name.upper(): value for name, value in zip(items[::2], items[1::2], strict=True)}
+            values = {name: _CONVERT[name](value) if name in _CONVERT else value for name, value in values.items()}
+            found.setdefault(values.get(b"UID", int(number)) if by_uid else int(number), {}).update(values)
+        return found
+    except (_Unparsed, ValueError, TypeError, IndexError, AttributeError):
+        return parse_fetch_response(records, False, by_uid)
+
+
+def _fetch_summaries(client: IMAPClient, ids: list[int], *, by_uid: bool) -> dict[int, dict]:
+    """FETCH the list's items as IMAPClient.fetch sends it, read by _fetched instead of imapclient."""
+    imap = client._imap  # noqa: SLF001 - imaplib's connection: the answer before imapclient parses it
+    command = ["UID"] if by_uid else []
+    tag = imap._command(*command, "FETCH", ",".join(map(str, ids)),  # noqa: SLF001
+                        "(" + " ".join(item.decode() for item in [b"UID", *SUMMARY_FIELDS]) + ")")
+    typ, data = imap._command_complete("FETCH", tag)  # noqa: SLF001
+    if typ != "OK":
+        raise IMAPClientError(f"fetch failed: {data[0]!r}")
+    return _fetched(imap._untagged_response(typ, data, "FETCH")[1], by_uid=by_uid)  # noqa: SLF001
 
 
 # A <msg-id> safe to send as a quoted IMAP search string.
@@ -335,7 +434,7 @@ class ImapStore:
         """Summaries of these UIDs of the selected folder, in the order given."""
         if not uids:
             return []
-        data = client.fetch(uids, SUMMARY_FIELDS)
+        data = _fetch_summaries(client, uids, by_uid=True)
         return [self._summary(uid, data[uid]) for uid in uids if uid in data]
 
     def _summaries_at(self, client: IMAPClient, positions: list[int]) -> list[MessageSummary]:
@@ -343,11 +442,7 @@ class ImapStore:
         a page of the whole folder in arrival order without a SEARCH listing every UID."""
         if not positions:
             return []
-        client.use_uid = False
-        try:
-            data = client.fetch(positions, [b"UID", *SUMMARY_FIELDS])
-        finally:
-            client.use_uid = True
+        data = _fetch_summaries(client, positions, by_uid=False)
         return [self._summary(data[n][b"UID"], data[n]) for n in positions if n in data]
 
     def _summary(self, uid: int, item: dict) -> MessageSummary:
@@ -653,9 +748,21 @@ class ImapStore:
 
     def deliver(self, raw: bytes, *, recipient: str, envelope_from: str) -> Delivered:
         """Through Dovecot's LMTP (managed mailboxes), so its quota applies; Dovecot adds the trace."""
-        reply = lmtp_deliver(settings.DOVECOT_LMTP, envelope_from=envelope_from, recipient=recipient, raw=raw)
-        if not reply.startswith("2"):
-            raise DeliveryRefused(reply)
+        delivered = self.deliver_many(raw, recipients=[recipient], envelope_from=envelope_from)[recipient]
+        if isinstance(delivered, DeliveryRefused):
+            raise delivered
+        return delivered
+
+    def deliver_many(self, raw: bytes, *, recipients: list[str], envelope_from: str
+                     ) -> dict[str, Delivered | DeliveryRefused]:
+        """Several recipients in one LMTP transaction (Dovecot delivers by recipient, whatever mailbox
+        this store is bound to), each refusal that recipient's alone."""
+        replies = lmtp_deliver_many(settings.DOVECOT_LMTP, envelope_from=envelope_from, recipients=recipients, raw=raw)
+        return {recipient: self._delivered(raw, recipient, envelope_from) if reply.startswith("2")
+                else DeliveryRefused(reply) for recipient, reply in replies.items()}
+
+    @staticmethod
+    def _delivered(raw: bytes, recipient: str, envelope_from: str) -> Delivered:
         stored = with_headers(raw, trace_headers(recipient, envelope_from))
         return Delivered(None, len(stored) + stored.count(b"\n") - stored.count(b"\r\n"))  # RFC822.SIZE: CRLF
 

@@ -1,10 +1,12 @@
-"""The boundary to Dovecot's LMTP server: hand one message to one mailbox and return its reply.
+"""The boundary to Dovecot's LMTP server: hand one message to its mailboxes and return each reply.
 
-One recipient per transaction: after DATA an LMTP server answers once per recipient, and
-smtplib reads only the first answer. Each thread keeps its connection for the next message (an
-LMTP session carries any number of transactions), so a burst costs one connect per thread, not one
-per message. A kept connection the server has closed is replaced only when MAIL fails on it, before
-anything of the message was sent; a failure after DATA is a 451, never a silent retry.
+One transaction carries all of a message's recipients, as Postfix sends them: after DATA an LMTP
+server answers once per accepted recipient, in RCPT order (smtplib's data() reads the first answer,
+getreply() the others). Each thread keeps its connection for the next message (an LMTP session
+carries any number of transactions), so a burst costs one connect per thread, not one per message.
+A kept connection the server has closed is replaced only when MAIL fails on it, before anything of
+the message was sent; a failure after DATA is a 451 for each recipient not yet answered, never a
+silent retry.
 """
 import smtplib
 import threading
@@ -32,21 +34,26 @@ def parse_hostport(value: str, default_port: int) -> tuple[str, int]:
     return host, int(port)
 
 
-def lmtp_deliver(address: str, *, envelope_from: str, recipient: str, raw: bytes) -> str:
-    """The server's reply for this recipient, e.g. "250 2.0.0 <x@y> Saved"; 451 4.3.0 when unreachable."""
+def lmtp_deliver_many(address: str, *, envelope_from: str, recipients: list[str], raw: bytes) -> dict[str, str]:
+    """Each recipient's reply from one transaction (distinct addresses), e.g. "250 2.0.0 Delivered to
+    x@y" or "552 5.2.2 ..."; 451 4.3.0 for each one the server did not answer (unreachable)."""
     server = parse_hostport(address, 24)
     options = [] if raw.isascii() else ["BODY=8BITMIME"]
+    replies: dict[str, str] = {}
     try:
         try:
-            return _transaction(_client(server), envelope_from, recipient, raw, options)
+            _transaction(_client(server), envelope_from, recipients, raw, options, replies)
         except _Gone:
             _drop(server)
-            return _transaction(_client(server), envelope_from, recipient, raw, options)
+            _transaction(_client(server), envelope_from, recipients, raw, options, replies)
     except (OSError, smtplib.SMTPException, _Gone) as error:
         _drop(server)
-        return f"451 4.3.0 Mail store unavailable ({error.__class__.__name__}), try again later"
+        unavailable = f"451 4.3.0 Mail store unavailable ({error.__class__.__name__}), try again later"
+        for recipient in recipients:  # the replies the server gave before failing stand
+            replies.setdefault(recipient, unavailable)
     finally:
         _mark_used(server)
+    return {recipient: replies[recipient] for recipient in recipients}
 
 
 def lmtp_close() -> None:
@@ -55,24 +62,42 @@ def lmtp_close() -> None:
         _drop(server)
 
 
-def _transaction(client: smtplib.LMTP, envelope_from: str, recipient: str, raw: bytes, options: list[str]) -> str:
+def _transaction(client: smtplib.LMTP, envelope_from: str, recipients: list[str], raw: bytes, options: list[str],
+                 replies: dict[str, str]) -> None:
+    """Fills `replies` as the server answers; a refused transaction is RSET, the session stays usable."""
     try:
         code, text = client.mail(envelope_from, options)
     except (OSError, smtplib.SMTPServerDisconnected):
         raise _Gone from None
     if code == 421:
         raise _Gone
-    if code == 250:
+    if code != 250:
+        replies.update((recipient, _reply(code, text)) for recipient in recipients)
+        client.rset()
+        return
+    accepted = []
+    for recipient in recipients:
         code, text = client.rcpt(recipient)
         if code in (250, 251):
-            try:
-                code, text = client.data(raw)
-            except smtplib.SMTPDataError as refused:  # DATA itself refused (no 354)
-                code, text = refused.smtp_code, refused.smtp_error
-            if code == 250:
-                return f"250 2.0.0 Delivered to {recipient}"
-    client.rset()  # the refused transaction is ended; the session stays usable
-    return _reply(code, text)
+            accepted.append(recipient)
+        else:
+            replies[recipient] = _reply(code, text)
+    if not accepted:
+        client.rset()
+        return
+    _data(client, raw, accepted, replies)
+
+
+def _data(client: smtplib.LMTP, raw: bytes, accepted: list[str], replies: dict[str, str]) -> None:
+    try:
+        first = client.data(raw)
+    except smtplib.SMTPDataError as refused:  # DATA itself refused (no 354): for every recipient
+        replies.update((recipient, _reply(refused.smtp_code, refused.smtp_error)) for recipient in accepted)
+        client.rset()
+        return
+    for index, recipient in enumerate(accepted):
+        code, text = first if index == 0 else client.getreply()
+        replies[recipient] = f"250 2.0.0 Delivered to {recipient}" if code == 250 else _reply(code, text)
 
 
 def _reply(code: int, text: bytes | str) -> str:

@@ -95,7 +95,9 @@ def _walk_leaves(message: EmailMessage):
         yield message
 
 
-def read(raw: bytes) -> ReadMessage:
+def read(raw: bytes, *, headers: bool = True) -> ReadMessage:
+    """`headers=False` leaves ReadMessage.headers empty: decoding every header (Received and all) is
+    most of the work on a short message, for callers that never look at them."""
     message = parse(raw)
     text, html, attachments = "", "", []
     for index, part in enumerate(_walk_leaves(message)):
@@ -121,7 +123,7 @@ def read(raw: bytes) -> ReadMessage:
         date=message_date(message),
         in_reply_to=header(message, "In-Reply-To") or None,
         references=header(message, "References"),
-        headers=[(name, header(message, name)) for name in dict.fromkeys(message.keys())],
+        headers=[(name, header(message, name)) for name in dict.fromkeys(message.keys())] if headers else [],
         text=text,
         html=html,
         attachments=attachments,
@@ -131,7 +133,7 @@ def read(raw: bytes) -> ReadMessage:
 
 def attachment_payload(raw: bytes, index: int) -> tuple[Attachment, bytes] | None:
     """The decoded bytes of the leaf part at `index` if it is an attachment."""
-    found = {attachment.index: attachment for attachment in read(raw).attachments}
+    found = {attachment.index: attachment for attachment in read(raw, headers=False).attachments}
     if index not in found:
         return None
     for position, part in enumerate(_walk_leaves(parse(raw))):

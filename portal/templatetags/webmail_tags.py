@@ -1,5 +1,6 @@
 """Small display helpers for the webmail's templates."""
 from email.utils import parseaddr
+from functools import lru_cache
 
 from django import template
 
@@ -9,6 +10,7 @@ FOLDER_LABELS = {"INBOX": "Inbox"}
 
 
 @register.filter
+@lru_cache(maxsize=2048)  # a list shows the same senders again and again
 def sender_name(value: str) -> str:
     """ "Amy Example <amy@example.test>" → "Amy Example"; a bare address stays as it is."""
     first = (value or "").split(",")[0]

@@ -13,7 +13,11 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import date as date_filter
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_http_methods, require_POST
 
 from mailcore.errors import DomainError
@@ -33,6 +37,7 @@ from mailcore.paging import MAX_PAGE
 from mailcore.store.base import SORT_KEYS, Criteria, StoreError, StoreUnavailable
 from mailcore.webmail.filters import filters_folder_renamed
 from mailcore.webmail.reading import message_open
+from portal.templatetags.webmail_tags import sender_name
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame
 from portal.webmail.reading import FRAME_SANDBOX, page_policy
@@ -116,6 +121,48 @@ def _frame(request, folder: str) -> dict:
     return {"mailbox": frame.mailbox, "folders": frame.folders, "folder": folder, "labels": frame.labels}
 
 
+def _message_link(folder: str, special_use: str | None):
+    """A row's link (a draft opens in compose), reversed once per page: the UID ends the path."""
+    if special_use == "\\Drafts":
+        prefix = reverse("webmail:compose_draft", args=[0])[:-2]
+    else:
+        prefix = reverse("webmail:message", args=[folder, 0])[:-2]
+    return lambda uid: f"{prefix}{uid}/"
+
+
+def _date_text(when, months: dict) -> str:
+    """The date filter's "j M Y, H:i" with the month's name looked up (translated) once per page."""
+    if when.month not in months:
+        months[when.month] = date_filter(when, "M")
+    return f"{when.day} {months[when.month]} {when.year:04d}, {when.hour:02d}:{when.minute:02d}"
+
+
+def _rows(listing, labels, link, *, show_recipient: bool) -> list[dict]:
+    """What each row of the list shows, prepared here once rather than by template filters per row."""
+    rows, months = [], {}
+    for item in listing.messages:
+        message = item.summary
+        who = message.to if show_recipient else message.from_
+        when = template_localtime(message.date) if message.date else None
+        rows.append({
+            # digits and our own class names: nothing to format or escape per row
+            "uid": mark_safe(str(int(message.uid))), "seen": message.seen, "starred": message.starred,  # noqa: S308
+            "classes": mark_safe(("" if message.seen else " mail-row--unread")  # noqa: S308
+                                 + (" mail-row--starred" if message.starred else "")),
+            "subject": message.subject or "(no subject)", "link": link(message.uid),
+            "has_attachments": message.has_attachments, "who": who,
+            "who_name": sender_name(who) or ("(no recipient)" if show_recipient else "(unknown sender)"),
+            "labels": [label for label in labels if label.pk in item.labels],
+            "date": when and when.isoformat(), "date_text": when and _date_text(when, months),  # date:"c" is isoformat
+        })
+    return rows
+
+
+def _icons() -> dict:
+    """The row icons, drawn once per page instead of included per row."""
+    return {name: render_to_string("components/icon.html", {"name": name}) for name in ("star", "paperclip")}
+
+
 def _listing_context(request, mailbox, name: str) -> tuple[dict, int]:
     frame = _frame(request, name)
     if frame["folders"] and name not in {found.name for found in frame["folders"]}:
@@ -131,17 +178,21 @@ def _listing_context(request, mailbox, name: str) -> tuple[dict, int]:
     page = data.get("page") or 1
     try:
         listing = inbox_list(mailbox=mailbox, folder=name, page=page, per_page=PER_PAGE, criteria=criteria,
-                             sort=sort, reverse=reverse)
+                             sort=sort, reverse=reverse, labels=frame["labels"])
     except StoreError as exc:
         context["problem"] = _store_problem(exc)
         return context, 503 if isinstance(exc, StoreUnavailable) else 400
     pages = max(1, -(-listing.total // PER_PAGE))
+    show_recipient = context["special_use"] in {"\\Sent", "\\Drafts"}
     context.update({
         "listing": listing, "searching": not criteria.is_empty, "query": form.query(), "sort": sort,
         "reverse": reverse, "pages": pages,
         "previous_query": form.query(page=page - 1) if page > 1 else None,
         "next_query": form.query(page=page + 1) if page < pages else None,
-        "show_recipient": context["special_use"] in {"\\Sent", "\\Drafts"},
+        "show_recipient": show_recipient,
+        "rows": _rows(listing, frame["labels"], _message_link(name, context["special_use"]),
+                      show_recipient=show_recipient),
+        "icons": _icons() if listing.messages else {},
     })
     return context, 200
 
