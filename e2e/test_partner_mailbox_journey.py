@@ -110,11 +110,18 @@ def test_a_partner_creates_edits_renews_and_deletes_a_mailbox(plans, page, live_
     page.get_by_label("Status").select_option(label="Expired")
     expect(page.get_by_role("heading", name="No mailboxes match these filters")).to_be_visible()
     expect(page.locator("#mailboxes-count")).to_have_text("0 matching mailboxes")
-    assert page.url.endswith("/portal/mailboxes/?status=expired&client=&domain=")
+    assert page.url.endswith("/portal/mailboxes/?q=&status=expired&client=&domain=")
     page.get_by_label("Client").select_option(label="Acme Ltd")
     page.get_by_label("Status").select_option(label="Active")
     expect(page.locator("#mailboxes-count")).to_have_text("1 matching mailbox")
     shot("mailboxes-filtered")
+    page.get_by_label("Address").fill("acme.test")  # part of the address: a domain finds its mailboxes
+    expect(page).to_have_url(re.compile(r"\?q=acme\.test&status=active"))
+    expect(page.get_by_role("link", name="ann@acme.test", exact=True)).to_be_visible()
+    page.get_by_label("Address").fill("nobody.test")
+    expect(page.locator("#mailboxes-count")).to_have_text("0 matching mailboxes")
+    page.get_by_label("Address").fill("")
+    expect(page.locator("#mailboxes-count")).to_have_text("1 matching mailbox")
     page.get_by_role("link", name="ann@acme.test", exact=True).click()
 
     # delete, confirmed in the dialog hx-confirm opens

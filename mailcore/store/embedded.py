@@ -288,7 +288,7 @@ class EmbeddedStore:
     @staticmethod
     def _message_row(destination: StoredFolder, uid: int, raw: bytes, internal_date: datetime, flags, keywords
                      ) -> MessageRow:
-        message = read(raw)
+        message = read(raw, headers=False)  # the row keeps raw; its headers are read when shown
         return MessageRow(
             folder=destination,
             uid=uid,
