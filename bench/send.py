@@ -3,7 +3,7 @@ GET /subscriptions/me, with the same API key on the same server. One run, one ma
 
     .venv/bin/python bench/send.py [--seconds 5] [--rounds 4] [--quick] [--profile]
 
-gunicorn (production settings, PostgreSQL in a fresh database, 4 workers x 4 gthreads) serves 16
+gunicorn (production settings, PostgreSQL in a fresh database, 8 workers x 2 gthreads) serves 16
 client threads, each on its own keep-alive connection (stdlib http.client; httpx is not a
 dependency). The two endpoints are measured in alternating rounds of fixed duration after a
 warm-up. No worker runs, so the sandbox rows stay `queued`: this measures the API, not delivery
@@ -342,8 +342,8 @@ def table_rows(http_part: dict) -> list[dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
-    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker (default 4)")
+    parser.add_argument("--workers", type=int, default=8, help="gunicorn workers (default 8)")
+    parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker (default 2)")
     parser.add_argument("--seconds", type=float, default=5, help="seconds per measured round and endpoint")
     parser.add_argument("--rounds", type=int, default=4, help="measured rounds per endpoint, alternating order")
     parser.add_argument("--warmup", type=float, default=3, help="warm-up seconds per endpoint")
