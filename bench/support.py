@@ -140,7 +140,7 @@ def _figure(value: float) -> str:
 
 def rows_table(rows: list[dict]) -> str:
     head = ("Path", "Ours", "Baseline", "Unit", "Ratio", "Target", "Result")
-    lines = [(r["path"], _figure(r["ours"]), _figure(r["baseline"]), r["unit"], f"{r['ratio']:.2f}", r["target"],
+    lines = [(r["path"], _figure(r["ours"]), _figure(r["baseline"]), r["unit"], f"{r['ratio']:.3g}", r["target"],
               {True: "pass", False: "FAIL", None: "-"}[r["passed"]]) for r in rows]
     widths = [max(len(str(cell)) for cell in column) for column in zip(head, *lines)]
     out = ["  ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip() for line in [head, *lines]]

@@ -123,6 +123,22 @@ def test_owner_folders_are_created_renamed_and_deleted(store):
     assert "Work" not in [folder.name for folder in store.folders()]
 
 
+def test_folder_counts_are_each_folders_own_whatever_its_name(store):
+    for name in ("Reçus 2026", "Projects/Été", "12"):
+        store.create_folder(name)
+    for n in range(3):
+        store.append("Reçus 2026", raw(f"receipt {n}"))
+    store.append("Projects/Été", raw("summer"), flags=("\\Seen",))
+    store.append("INBOX", raw("hello"))
+
+    counts = {folder.name: (folder.total, folder.unseen) for folder in store.folders()}
+
+    assert counts["Reçus 2026"] == (3, 3)
+    assert counts["Projects/Été"] == (1, 0)
+    assert counts["12"] == (0, 0)
+    assert counts["INBOX"] == (1, 1)
+
+
 @pytest.mark.parametrize("name", ["", "  ", "INBOX", "inbox", "Sent", "Trash", "a*b", "a%b", "/lead", "trail/",
                                   "a//b", "line\nbreak", 'quo"te', "x" * 201])
 def test_folder_names_that_cannot_be_created(store, name):
