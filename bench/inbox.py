@@ -29,9 +29,7 @@ import random
 import secrets
 import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +38,8 @@ from email.header import Header
 from pathlib import Path
 
 import support
-from support import PYTHON, ROOT, BenchFailed, log
+from send import Gunicorn
+from support import BenchFailed, log
 
 BENCH_DB = "mailwell_inbox_bench"
 DATABASE_URL = support.database_url(BENCH_DB)
@@ -172,52 +171,6 @@ def imap_client(dovecot, address: str):
     client = IMAPClient(dovecot.host, port=dovecot.imap_port, ssl=False, timeout=60)
     client.login(f"{address}*{dovecot.master_user}", dovecot.master_password)
     return client
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Gunicorn:
-    def __init__(self, env: dict, workers: int, threads: int, log_path: Path):
-        self.port = free_port()
-        self.log_path = log_path
-        self._log = open(log_path, "wb")
-        self.process = subprocess.Popen(
-            [PYTHON, "-m", "gunicorn", "portal.wsgi:application", "--bind", f"127.0.0.1:{self.port}",
-             "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
-             "--graceful-timeout", "5", "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT)
-
-    def log_tail(self) -> str:
-        return self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise BenchFailed(f"gunicorn exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                connection.request("GET", "/webmail/login/")
-                connection.getresponse().read()
-                connection.close()
-                return
-            except (ConnectionError, http.client.HTTPException, socket.timeout):
-                time.sleep(0.2)
-        raise BenchFailed(f"gunicorn did not answer within {timeout} s:\n{self.log_tail()}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-        self._log.close()
 
 
 # --- the paths measured -------------------------------------------------------------------------
