@@ -62,6 +62,7 @@ def test_a_partner_brands_its_webmail_and_a_customer_signs_in_there(plans, page,
     # The branding page, with the preview in the platform's defaults.
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Webmail branding").click()
     expect(page.get_by_role("heading", name="Webmail branding", level=1)).to_be_visible()
+    page.wait_for_load_state("load")  # htmx binds the form on DOMContentLoaded: typing earlier posts nothing
     preview = page.locator("#brand-preview")
     expect(preview.get_by_text("Sign in to your mailbox")).to_be_visible()
 
