@@ -12,7 +12,6 @@ transaction (one reply per recipient after DATA, as Postfix reads them). Rounds 
 order; after each round every mailbox's INBOX is counted over IMAP (STATUS), or the run fails.
 """
 import argparse
-import base64
 import io
 import os
 import pstats
@@ -31,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import support
-from support import PYTHON, ROOT, BenchFailed, log
+from support import PYTHON, ROOT, BenchFailed, log, production_env
+from support import use_env as support_use_env
 
 BENCH_DB = "mailwell_inbound_bench"
 DATABASE_URL = support.database_url(BENCH_DB)
@@ -55,31 +55,13 @@ class Message:
 
 
 def product_env(data_dir: Path) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name not in STRIP_ENV}
-    env.update(
-        DJANGO_SETTINGS_MODULE="portal.settings",
-        DJANGO_ENV="production",
-        SECRET_KEY=secrets.token_urlsafe(64),
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
-        SECURE_SSL_REDIRECT="false",
-        DATA_DIR=str(data_dir),
-        DATABASE_URL=DATABASE_URL,
-        LOG_LEVEL="WARNING",
-        PAYMENT_PROVIDER="stripe", STRIPE_API_KEY="sk_test_bench", STRIPE_WEBHOOK_SECRET="whsec_bench",
-        MAIL_STORE="imap",
-        DOVECOT_MASTER_USER=MASTER_USER,
-        DOVECOT_MASTER_PASSWORD=secrets.token_urlsafe(24),
-    )
-    return env
+    return production_env(data_dir, DATABASE_URL, STRIP_ENV, MAIL_STORE="imap", DOVECOT_MASTER_USER=MASTER_USER,
+                          DOVECOT_MASTER_PASSWORD=secrets.token_urlsafe(24))
 
 
 def use_env(env: dict[str, str]) -> None:
     """This process gets the listener's settings, so the mailboxes it creates are the listener's."""
-    os.environ.update(env)
-    for name in STRIP_ENV:
-        if name not in env:
-            os.environ.pop(name, None)
+    support_use_env(env, STRIP_ENV)
 
 
 def make_mailboxes(count: int) -> list[str]:

@@ -24,7 +24,6 @@ CaptureQueriesContext) against the same database and Dovecot. Prints the table r
 import argparse
 import base64
 import http.client
-import os
 import random
 import secrets
 import shutil
@@ -39,7 +38,8 @@ from pathlib import Path
 
 import support
 from send import Gunicorn
-from support import BenchFailed, log
+from support import BenchFailed, log, production_env
+from support import use_env as support_use_env
 
 BENCH_DB = "mailwell_inbox_bench"
 DATABASE_URL = support.database_url(BENCH_DB)
@@ -113,33 +113,14 @@ def fill(client, address: str, count: int, label_keywords: list[str], batch: int
 
 
 def product_env(data_dir: Path) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name not in STRIP_ENV}
-    env.update(
-        DJANGO_SETTINGS_MODULE="portal.settings",
-        DJANGO_ENV="production",
-        SECRET_KEY=secrets.token_urlsafe(64),
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
-        SECURE_SSL_REDIRECT="false",  # plain HTTP on loopback
-        SESSION_COOKIE_SECURE="false",
-        DATA_DIR=str(data_dir),
-        DATABASE_URL=DATABASE_URL,
-        LOG_LEVEL="WARNING",
-        PAYMENT_PROVIDER="stripe", STRIPE_API_KEY="sk_test_bench", STRIPE_WEBHOOK_SECRET="whsec_bench",
-        MAIL_STORE="imap",
-        IMAP_TLS="false",
-        DOVECOT_MASTER_USER=MASTER_USER,
-        DOVECOT_MASTER_PASSWORD=secrets.token_urlsafe(24),
-    )
-    return env
+    return production_env(data_dir, DATABASE_URL, STRIP_ENV, SESSION_COOKIE_SECURE="false", MAIL_STORE="imap",
+                          IMAP_TLS="false", DOVECOT_MASTER_USER=MASTER_USER,
+                          DOVECOT_MASTER_PASSWORD=secrets.token_urlsafe(24))
 
 
 def use_env(env: dict[str, str]) -> None:
     """This process gets the server's settings, so what it creates and counts is the server's."""
-    os.environ.update(env)
-    for name in STRIP_ENV:
-        if name not in env:
-            os.environ.pop(name, None)
+    support_use_env(env, STRIP_ENV)
 
 
 def make_account(sizes: list[int]) -> dict:

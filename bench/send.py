@@ -15,14 +15,12 @@ bench/results/send-<UTC timestamp>.json. Everything (gunicorn, the database, tem
 cleaned up, also on failure. Exit status 0 when every request succeeded.
 """
 import argparse
-import base64
 import cProfile
 import http.client
 import io
 import json
 import os
 import pstats
-import secrets
 import shutil
 import signal
 import socket
@@ -36,7 +34,7 @@ from pathlib import Path
 
 from support import (PYTHON, ROOT, BenchFailed, add_rows_argument, create_database, database_url, git_commit,
                      load_average, log, machine, manage, release_database, row, rows_report, utc_timestamp,
-                     write_results)
+                     production_env, write_results)
 
 BENCH_DB = "mailwell_bench"
 DATABASE_URL = database_url(BENCH_DB)
@@ -70,21 +68,7 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
 
 
 def product_env(data_dir: Path) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name not in STRIP_ENV}
-    env.update(
-        DJANGO_SETTINGS_MODULE="portal.settings",
-        DJANGO_ENV="production",
-        SECRET_KEY=secrets.token_urlsafe(64),
-        ALLOWED_HOSTS="127.0.0.1,localhost",
-        FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
-        SECURE_SSL_REDIRECT="false",  # plain HTTP on loopback
-        DATA_DIR=str(data_dir),
-        DATABASE_URL=DATABASE_URL,
-        LOG_LEVEL="WARNING",
-        # production refuses the local payment provider; Stripe is configured and never called
-        PAYMENT_PROVIDER="stripe", STRIPE_API_KEY="sk_test_bench", STRIPE_WEBHOOK_SECRET="whsec_bench",
-    )
-    return env
+    return production_env(data_dir, DATABASE_URL, STRIP_ENV)
 
 
 class Gunicorn:

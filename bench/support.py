@@ -158,3 +158,32 @@ def rows_report(rows: list[dict], rows_file: Path | None) -> None:
         with rows_file.open("a") as out:
             for one in rows:
                 out.write(json.dumps(one) + "\n")
+
+
+# --- the product's settings in a benchmark ------------------------------------------------------
+
+
+def production_env(data_dir: Path, database_url: str, strip: list[str], **settings: str) -> dict[str, str]:
+    """This process's environment without `strip`, plus production settings on loopback (fresh
+    secrets, plain HTTP, Stripe configured and never called: production refuses the local
+    provider), plus `settings`."""
+    import base64
+    import secrets
+
+    env = {name: value for name, value in os.environ.items() if name not in strip}
+    env.update(
+        DJANGO_SETTINGS_MODULE="portal.settings", DJANGO_ENV="production", SECRET_KEY=secrets.token_urlsafe(64),
+        ALLOWED_HOSTS="127.0.0.1,localhost", FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
+        SECURE_SSL_REDIRECT="false", DATA_DIR=str(data_dir), DATABASE_URL=database_url, LOG_LEVEL="WARNING",
+        PAYMENT_PROVIDER="stripe", STRIPE_API_KEY="sk_test_bench", STRIPE_WEBHOOK_SECRET="whsec_bench",
+        **settings,
+    )
+    return env
+
+
+def use_env(env: dict[str, str], strip: list[str]) -> None:
+    """This process gets the product's settings, so what it creates and counts is the product's."""
+    os.environ.update(env)
+    for name in strip:
+        if name not in env:
+            os.environ.pop(name, None)
