@@ -116,12 +116,61 @@ class Listener:
         self._log.close()
 
     def cpu_seconds(self) -> float:
-        """User and system CPU time of the listener process so far."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User and system CPU time so far of the listener and its processes (--processes)."""
+        return sum(_cpu_seconds(pid) for pid in [self.process.pid, *_children(self.process.pid)])
 
     def log_tail(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:]
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name (state is [0], ppid [1], session [3])."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def _processes() -> list[tuple[int, list[str]]]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found.append((int(entry.name), _stat(int(entry.name))))
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+    return found
+
+
+def _cpu(fields: list[str], *, reaped: bool = True) -> float:
+    """User and system CPU seconds, with those of children that ended and were waited for."""
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if reaped else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        return _cpu(_stat(pid))
+    except FileNotFoundError:  # ended meanwhile
+        return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    return [child for child, fields in _processes() if int(fields[1]) == pid]
+
+
+def session_cpu_seconds(session: int) -> float:
+    """CPU of every process of a session (Dovecot runs in one of its own), ended ones included."""
+    return sum(_cpu(fields) for _, fields in _processes() if int(fields[3]) == session)
+
+
+def database_cpu_seconds(database: str) -> float:
+    """CPU of the PostgreSQL backends connected to `database` (its background writers are shared)."""
+    total = 0.0
+    for pid, fields in _processes():
+        try:
+            if f" {database} ".encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                total += _cpu(fields, reaped=False)
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
 
 
 # --- the messages -------------------------------------------------------------------------------
@@ -245,10 +294,14 @@ def received_events() -> int:
 # --- the run ------------------------------------------------------------------------------------
 
 
-def measure(args, dovecot, listener: Listener, addresses: list[str]) -> dict:
+def measure(args, dovecot, dovecot_process, listener: Listener, addresses: list[str]) -> tuple[dict, dict]:
+    """msg/s of each path, and CPU ms per message of each process group on each path."""
     expected = dict.fromkeys(addresses, 0)
     ports = {"listener": listener.port, "dovecot": dovecot.lmtp_port}
+    meters = {"listener": listener.cpu_seconds, "Dovecot": lambda: session_cpu_seconds(dovecot_process.pid),
+              "PostgreSQL": lambda: database_cpu_seconds(BENCH_DB)}
     seconds = {"listener": [], "dovecot": []}
+    cpu = {path: dict.fromkeys(meters, 0.0) for path in ports}
     warmup = make_messages(args.warmup, addresses, seed=0)
     for path in ports:
         deliver_all(ports[path], warmup, args.clients)
@@ -261,9 +314,9 @@ def measure(args, dovecot, listener: Listener, addresses: list[str]) -> dict:
         order = ("listener", "dovecot") if round_index % 2 == 0 else ("dovecot", "listener")
         for path in order:
             messages = make_messages(args.messages, addresses, seed=1 + round_index * 2 + (path == "dovecot"))
-            cpu = listener.cpu_seconds()
+            before = {name: meter() for name, meter in meters.items()}
             took = deliver_all(ports[path], messages, args.clients)
-            cpu = listener.cpu_seconds() - cpu
+            used = {name: (meter() - before[name]) * 1000 / args.messages for name, meter in meters.items()}
             for message in messages:
                 for recipient in message.recipients:
                     expected[recipient] += 1
@@ -273,10 +326,15 @@ def measure(args, dovecot, listener: Listener, addresses: list[str]) -> dict:
                 if received_events() != events:
                     raise BenchFailed(f"{received_events()} email.received events, expected {events}")
             seconds[path].append(took)
-            busy = f", listener CPU {cpu * 1000 / args.messages:.1f} ms/msg" if path == "listener" else ""
+            for name, ms in used.items():
+                cpu[path][name] += ms / args.rounds
             log(f"round {round_index + 1} {path:<8}: {args.messages} messages in {took:.2f} s "
-                f"({args.messages / took:.1f} msg/s){busy}")
-    return {path: args.messages * len(times) / sum(times) for path, times in seconds.items()}
+                f"({args.messages / took:.1f} msg/s); CPU ms/msg: {_cpu_text(used, path)}")
+    return {path: args.messages * len(times) / sum(times) for path, times in seconds.items()}, cpu
+
+
+def _cpu_text(used: dict[str, float], path: str) -> str:
+    return ", ".join(f"{name} {ms:.1f}" for name, ms in used.items() if name != "listener" or path == "listener")
 
 
 def profile_text(path: Path, lines: int = 35) -> str:
@@ -333,10 +391,12 @@ def main() -> int:
         wait_for_lmtp(dovecot.lmtp_port, None)
         log(f"Dovecot LMTP on {dovecot.lmtp_port}, listener on {listener.port}; {args.mailboxes} mailboxes, "
             f"{args.clients} clients, {args.messages} messages x {args.rounds} rounds per path")
-        rates = measure(args, dovecot, listener, addresses)
+        rates, cpu = measure(args, dovecot, dovecot_process, listener, addresses)
         listener.stop()
         if profile_path:
             print("\n" + profile_text(profile_path))
+        for path in ("listener", "dovecot"):
+            log(f"CPU ms/msg through {path}, mean of rounds: {_cpu_text(cpu[path], path)}")
         log(f"load average {load_at_start} at start, {support.load_average()} at end")
         rows = [support.row(ROW_PATH, rates["listener"], rates["dovecot"], "msg/s", at_least=0.5,
                             note=f"{args.clients} clients, {args.messages} msgs x {args.rounds}")]

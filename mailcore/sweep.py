@@ -10,11 +10,17 @@ handles work it runs again at once, and its lock lasts only as long as a run, so
 never waits for an interval. Its `wake` function, when it has one, tells when its next row falls
 due, so the worker sleeps until then rather than a whole interval; `woken_by` names the task whose
 enqueue (a NOTIFY on PostgreSQL, see mailcore.jobs) wakes it at once.
+
+A batch job may run in WORKER_PROCESSES parts side by side (embedded: worker processes; Celery:
+tasks), each part with a lock of its own. `SIDE_BY_SIDE` parts all claim from one queue (claims
+never give a row to two runs); `PARTITIONED` parts each take their share (webhooks: by endpoint,
+so one endpoint's deliveries still go one at a time, in order).
 """
 import logging
 from dataclasses import dataclass
 from importlib import import_module
 
+from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
@@ -34,13 +40,18 @@ class Job:
     drains: bool = False
     wake: str = ""  # "module:function" returning when its next work falls due (or None)
     woken_by: str = ""  # the task name mailcore.jobs.enqueue sends when new work for it is committed
+    parts: str = ""  # SIDE_BY_SIDE or PARTITIONED: runs in WORKER_PROCESSES parts at once; "": one run at a time
+
+
+SIDE_BY_SIDE = "side-by-side"
+PARTITIONED = "partitioned"  # the function takes part=(index, count) and handles only its share
 
 
 JOBS = [
     Job("dispatch-due-mail", "mailcore.sending.dispatch:outbound_dispatch_due", 1, drains=True,
-        wake="mailcore.sending.dispatch:outbound_next_due", woken_by=DISPATCH_DUE_MAIL),
+        wake="mailcore.sending.dispatch:outbound_next_due", woken_by=DISPATCH_DUE_MAIL, parts=SIDE_BY_SIDE),
     Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1, drains=True,
-        woken_by=DELIVER_WEBHOOKS),
+        woken_by=DELIVER_WEBHOOKS, parts=PARTITIONED),
     Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1, drains=True),
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
     Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),
@@ -60,14 +71,23 @@ def _function(path: str):
     return getattr(import_module(module), function)
 
 
-def job_run(job: Job):
-    """Run one job if no other process ran it in its interval (a batch job: if none is running it);
-    returns what it returned, or None when it did not run or failed."""
-    lock = f"sweep-lock:{job.name}"
+def job_parts(job: Job) -> int:
+    """How many runs of the job may go side by side."""
+    return max(1, settings.WORKER_PROCESSES) if job.parts else 1
+
+
+def job_run(job: Job, part: int = 0):
+    """Run one job (its part `part`) if no other process ran it in its interval (a batch job: if
+    none is running it); returns what it returned, or None when it did not run or failed."""
+    count = job_parts(job)
+    if part >= count:
+        return None  # WORKER_PROCESSES shrank since this part was queued
+    lock = f"sweep-lock:{job.name}" + (f":{part}" if count > 1 else "")
     if not cache.add(lock, 1, job.every_seconds):
         return None
     try:
-        result = _function(job.path)()
+        function = _function(job.path)
+        result = function(part=(part, count)) if job.parts == PARTITIONED else function()
     except Exception:
         log.exception("sweep job %s failed", job.name)
         cache.delete(lock)  # try again on the next sweep

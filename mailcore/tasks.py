@@ -2,7 +2,7 @@
 from celery import shared_task
 from django.conf import settings
 
-from mailcore.sweep import JOBS, job_named, job_pause, job_run
+from mailcore.sweep import JOBS, job_named, job_parts, job_pause, job_run
 
 
 @shared_task(name="mailcore.tasks.sweep")
@@ -11,22 +11,23 @@ def sweep() -> None:
     webhook endpoint and every worker slot can take a batch; the other jobs run here in turn."""
     for job in JOBS:
         if job.drains:
-            run_job.delay(job.name)
+            for part in range(job_parts(job)):
+                run_job.delay(job.name, part)
         else:
             job_run(job)
 
 
 @shared_task(name="mailcore.tasks.run_job", acks_late=True)
-def run_job(name: str) -> None:
-    """One run of a batch job; queued again at once while it handles work, and for the moment its
-    next work falls due when that comes before beat's next tick. When another process holds the job
-    it does nothing: that process carries on."""
+def run_job(name: str, part: int = 0) -> None:
+    """One run of a batch job's part; queued again at once while it handles work, and for the moment
+    its next work falls due when that comes before beat's next tick. When another process holds the
+    part it does nothing: that process carries on."""
     job, interval = job_named(name), settings.SWEEP_INTERVAL_SECONDS
-    result = job_run(job)
+    result = job_run(job, part)
     if result:
-        _again(run_job, name)
+        _again(run_job, name, part)
     elif result is not None and (pause := job_pause(job, interval)) < interval:
-        _again(run_job, name, countdown=pause)
+        _again(run_job, name, part, countdown=pause)
 
 
 @shared_task(name="mailcore.tasks.dispatch_due_mail", acks_late=True)

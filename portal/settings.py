@@ -4,6 +4,7 @@ With no variables set the product runs on one machine: SQLite in DATA_DIR, an in
 worker, no external service. DATABASE_URL, REDIS_URL and friends switch to the real services.
 Every variable is documented in README.md.
 """
+import os
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -132,6 +133,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # (mail, webhooks, campaign steps) do not wait for it: they run again at once while they find work,
 # and wake for their next due row (mailcore/sweep.py).
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 2)
+# Batch jobs that may run in parts side by side (mail dispatch, webhook deliveries): how many parts,
+# as processes of `manage.py worker` or as Celery tasks. SQLite takes one writer at a time: one part.
+WORKER_PROCESSES = env_int(
+    "WORKER_PROCESSES",
+    1 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" else min(4, os.cpu_count() or 1))
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "mailcore.tasks.sweep", "schedule": float(SWEEP_INTERVAL_SECONDS)},
 }

@@ -1,5 +1,6 @@
 """Real servers on loopback for mail tests: a free port, an SMTP sink that keeps what it receives,
 and our own inbound listener."""
+import asyncio
 import socket
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,11 +23,13 @@ class Received:
 
 @dataclass
 class SinkHandler:
-    """Keeps every message; refuses the RCPT addresses listed in `refuse` with their reply."""
+    """Keeps every message; refuses the RCPT addresses listed in `refuse` with their reply; with
+    `close_after`, closes a session once it has taken that many messages (as relays limit them)."""
 
     messages: list[Received] = field(default_factory=list)
     refuse: dict[str, str] = field(default_factory=dict)
     greetings: int = 0  # EHLO/HELO seen: how many SMTP sessions clients opened
+    close_after: int = 0
 
     async def handle_EHLO(self, server, session, envelope, hostname, responses):
         self.greetings += 1
@@ -46,6 +49,9 @@ class SinkHandler:
 
     async def handle_DATA(self, server, session, envelope):
         self.messages.append(Received(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content))
+        session.taken = getattr(session, "taken", 0) + 1
+        if self.close_after and session.taken >= self.close_after:
+            asyncio.get_running_loop().call_soon(server.transport.close)  # right after the reply is out
         return "250 OK: queued"
 
 

@@ -53,12 +53,13 @@ class WorkerProcess:
         self.starts += 1
         with open(self.log, "a") as log:
             self.process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=self.environment,
-                                            stdout=log, stderr=subprocess.STDOUT)
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         return self
 
     def kill(self) -> None:
-        """SIGKILL: no handler runs, no transaction commits, nothing is cleaned up."""
-        os.kill(self.process.pid, signal.SIGKILL)
+        """SIGKILL to the worker and its part processes (WORKER_PROCESSES): no handler runs, no
+        transaction commits, nothing is cleaned up."""
+        os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=10)
 
     def stop(self) -> None:

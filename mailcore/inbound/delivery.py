@@ -1,5 +1,5 @@
 """Deliver one inbound message to its recipients: forward through live rules, store the copies (one
-store call for all of them), emit events.
+store call for all of them), emit events (one transaction for all of them).
 
 Nothing here is acknowledged before it is safe: forwards are handed to the relay first, then the
 copy is stored, then the events are written; any temporary failure answers 4xx so the sender
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from mailcore.events.services import emit
+from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.parsing import InboundSummary, fallback_message_id, read_or_empty, summarise
 from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, ReturnPathPlan, resolve
 from mailcore.inbound.threads import is_reply, thread_assign
@@ -105,23 +105,27 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *,
     if isinstance(begun, DeliveryResult):
         return begun
     [copy] = _store_copies(message, [begun])
-    return _finish(message, begun, copy)
+    settled = _settle(message, begun, copy)
+    if isinstance(settled, DeliveryResult):
+        return settled
+    return _announce_alone(message, settled)
 
 
 def deliver_each(raw: bytes, envelope_from: str,
                  plans: list[tuple[str, DeliveryPlan | ReturnPathPlan | Rejection | None]]) -> list[DeliveryResult]:
-    """Each recipient's result, in order. The message is read once and its copies are stored with one
-    store call (one LMTP transaction with Dovecot); forwards, events and owner rules stay per
-    recipient, and a recipient whose delivery fails answers 451 alone."""
+    """Each recipient's result, in order. The message is read once, its copies are stored with one
+    store call (one LMTP transaction with Dovecot) and its events written in one transaction;
+    forwards and owner rules stay per recipient, and a recipient whose delivery fails answers 451 alone."""
     message = _Message(raw, envelope_from)
     begun = [_guarded(recipient, _begin, message, recipient, plan) for recipient, plan in plans]
     pending = [step for step in begun if isinstance(step, _Pending)]
     try:
         copies = iter(_store_copies(message, pending))
-    except Exception as error:  # _finish answers 451 for each of them
+    except Exception as error:  # _settle answers 451 for each of them
         copies = iter([error] * len(pending))
-    return [step if isinstance(step, DeliveryResult) else _guarded(step.recipient, _finish, message, step, next(copies))
-            for step in begun]
+    settled = [step if isinstance(step, DeliveryResult) else _guarded(step.recipient, _settle, message, step, next(copies))
+               for step in begun]
+    return _announced(message, settled)
 
 
 class _Message:
@@ -154,7 +158,18 @@ class _Pending:
         return self.plan.keep_copy or not self.forwarded  # every forward refused: never lose mail
 
 
-def _guarded(recipient: str, step, *args) -> DeliveryResult | _Pending:
+@dataclass(frozen=True)
+class _Settled:
+    """A recipient whose copy is stored (or whose mail was forwarded): only its events are left."""
+
+    recipient: str
+    mailbox: Mailbox
+    stored: "_Stored | None"
+    forwarded: tuple[str, ...]
+    feedback: Feedback | None
+
+
+def _guarded(recipient: str, step, *args) -> DeliveryResult | _Pending | _Settled:
     try:
         return step(*args)
     except Exception:
@@ -203,23 +218,48 @@ def _distinct_mailboxes(steps: list[tuple[int, _Pending]]) -> list[list[tuple[in
     return batches
 
 
-def _finish(message: _Message, step: _Pending, copy: Delivered | Exception | None) -> DeliveryResult:
-    """Everything after: the outcome of the copy, the owner's rules, the events, the reply."""
+def _settle(message: _Message, step: _Pending, copy: Delivered | Exception | None) -> DeliveryResult | _Settled:
+    """Everything after the copy but the events: its outcome, the owner's rules, a report it carries."""
     recipient, mailbox, forwarded = step.recipient, step.plan.mailbox, step.forwarded
-    message_id = message.arrived.message_id
     stored = None if copy is None else _stored(mailbox, copy)
     if isinstance(stored, Rejection):
         if not forwarded or stored.temporary:
             return DeliveryResult(recipient, stored.reply, mailbox.address)
-        log.warning("%s forwarded but no copy kept in %s: %s", message_id, mailbox.address, stored.reply)
+        log.warning("%s forwarded but no copy kept in %s: %s", message.arrived.message_id, mailbox.address,
+                    stored.reply)
         stored = None
     if stored and stored.uid is not None and filters_run_here(mailbox):
         _owner_rules(mailbox, message.copy, message.envelope_from, stored.uid)
-
     arrived = message.arrived
-    _announce(mailbox, arrived.summary, message_id, stored, forwarded,
-              _feedback(mailbox, message.raw, arrived.content_type, arrived.trace))
-    log.info("delivered %s for %s: stored=%s forwarded=%s", message_id, recipient, bool(stored), forwarded or "-")
+    return _Settled(recipient, mailbox, stored, forwarded,
+                    _feedback(mailbox, message.raw, arrived.content_type, arrived.trace))
+
+
+def _announced(message: _Message, steps: list[DeliveryResult | _Settled]) -> list[DeliveryResult]:
+    """Each recipient's result once its events are written: all of them in one transaction, or, if
+    that fails, each recipient's in its own, so a failure stays that recipient's 451."""
+    settled = [step for step in steps if isinstance(step, _Settled)]
+    if len(settled) > 1:
+        try:
+            _announce(message, settled)
+        except Exception:
+            log.exception("events of %s not written together; writing each recipient's alone",
+                          message.arrived.message_id)
+        else:
+            return [step if isinstance(step, DeliveryResult) else _delivered(message, step) for step in steps]
+    return [step if isinstance(step, DeliveryResult) else _guarded(step.recipient, _announce_alone, message, step)
+            for step in steps]
+
+
+def _announce_alone(message: _Message, settled: _Settled) -> DeliveryResult:
+    _announce(message, [settled])
+    return _delivered(message, settled)
+
+
+def _delivered(message: _Message, settled: _Settled) -> DeliveryResult:
+    recipient, mailbox, stored, forwarded = settled.recipient, settled.mailbox, settled.stored, settled.forwarded
+    log.info("delivered %s for %s: stored=%s forwarded=%s", message.arrived.message_id, recipient, bool(stored),
+             forwarded or "-")
     if stored:
         return DeliveryResult(recipient, "250 2.0.0 Delivered", mailbox.address, True, stored.uid, forwarded)
     reply = f"250 2.1.5 Forwarded to {len(forwarded)} address(es)"
@@ -319,28 +359,43 @@ def _record_feedback(mailbox: Mailbox, feedback: Feedback) -> None:
         log.exception("feedback in mail for %s not recorded", mailbox.address)
 
 
-def _announce(mailbox: Mailbox, summary: InboundSummary, message_id: str, stored: _Stored | None,
-              forwarded: tuple[str, ...], feedback: Feedback | None) -> None:
-    """The events, written together once the message is safe."""
+def _announce(message: _Message, settled: list[_Settled]) -> None:
+    """The events of the message's recipients, written together once the message is safe: one
+    thread assignment per account and one batch of events."""
     now = timezone.now()
+    summary, message_id = message.arrived.summary, message.arrived.message_id
+    threads: dict[int, str] = {}  # account id -> the message's thread in that account
     with transaction.atomic():
-        if stored:
-            thread = thread_assign(account=mailbox.account, message_id=summary.message_id or None,
-                                   in_reply_to=summary.in_reply_to, references=summary.references,
-                                   subject=summary.subject)
-            emit(account=mailbox.account, name="email.received",
-                 data=_received_data(mailbox, summary, message_id, now, size=stored.size, thread=thread))
-        for target in forwarded:
-            emit(account=mailbox.account, name="email.forwarded", data={
-                "mailbox": mailbox.address, "forward_to": target, "message_id": message_id,
-                "forwarded_at": iso(now, timespec="seconds"),
-            })
-        if stored and stored.used_after is not None and _crossed_warning(
-            stored.used_before, stored.used_after, limit=mailbox.quota_mb * MIB
-        ):
-            emit(account=mailbox.account, name="mailbox.quota_reached", data=_quota_data(mailbox, stored.used_after))
-        if feedback:
-            _record_feedback(mailbox, feedback)
+        raised = []
+        for step in settled:
+            account = step.mailbox.account
+            if step.stored and account.pk not in threads:
+                threads[account.pk] = thread_assign(account=account, message_id=summary.message_id or None,
+                                                    in_reply_to=summary.in_reply_to,
+                                                    references=summary.references, subject=summary.subject)
+            raised.extend(_events(step, summary, message_id, now, threads.get(account.pk)))
+        emit_many(raised)
+        for step in settled:
+            if step.feedback:
+                _record_feedback(step.mailbox, step.feedback)
+
+
+def _events(settled: _Settled, summary: InboundSummary, message_id: str, now, thread: str | None) -> list[Raised]:
+    """One recipient's events: received when stored, one per forward, the quota warning when crossed."""
+    mailbox, stored, account = settled.mailbox, settled.stored, settled.mailbox.account
+    raised = []
+    if stored:
+        raised.append(Raised(account, "email.received",
+                             _received_data(mailbox, summary, message_id, now, size=stored.size, thread=thread)))
+    raised.extend(Raised(account, "email.forwarded", {
+        "mailbox": mailbox.address, "forward_to": target, "message_id": message_id,
+        "forwarded_at": iso(now, timespec="seconds"),
+    }) for target in settled.forwarded)
+    if stored and stored.used_after is not None and _crossed_warning(
+        stored.used_before, stored.used_after, limit=mailbox.quota_mb * MIB
+    ):
+        raised.append(Raised(account, "mailbox.quota_reached", _quota_data(mailbox, stored.used_after)))
+    return raised
 
 
 def _rejection(reply: str) -> Rejection:

@@ -6,10 +6,14 @@ Anything else is a typed rejection carrying its SMTP reply (RFC 5321 code, RFC 3
 A bulk send's signed return path (bounces+<id>-<signature>@domain, mailcore.outbound.feedback)
 resolves to that message: what arrives there is read as a report about it, never stored.
 """
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
-from django.db.models import Exists, OuterRef
+from django.db import connection
+from django.db.models import Model
 
+from mailcore.accounts.models import Account, Plan
 from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
 from mailcore.outbound.feedback import return_path_message
@@ -66,11 +70,84 @@ def _mailbox_for(address: str) -> Mailbox | None:
 
 
 def _hosted_mailbox(address: str, domain_name: str) -> Mailbox | None:
-    """The mailbox at exactly this address on a verified domain, in one query: the common case."""
-    live_rules = ForwardingRule.objects.filter(mailbox=OuterRef("pk"), enabled=True, confirmed_at__isnull=False)
-    return (Mailbox.objects.select_related("account__plan", "plan")
-            .filter(address__iexact=address, domain__name=domain_name, domain__status=Domain.Status.VERIFIED)
-            .annotate(has_live_rules=Exists(live_rules)).first())
+    """The mailbox at exactly this address on a verified domain, with its account and plans and
+    whether it has live forwarding rules: the common case, one query written by hand. The ORM spent
+    about 1 ms of CPU building this query for every RCPT, thirty times what the database took."""
+    query = _hosted_query(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(query.sql, [True, address, domain_name, Domain.Status.VERIFIED])
+        row = cursor.fetchone()
+    return None if row is None else query.mailbox(row)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """One model's columns in a hand-written SELECT, and how their values become an instance (the
+    converters the ORM would apply: SQLite's booleans and datetimes, for instance)."""
+
+    model: type[Model]
+    sql: str
+    attnames: list[str]
+    converters: list[tuple[int, Callable, object]]  # (value's index, converter, its column expression)
+
+    @classmethod
+    def of(cls, model: type[Model], alias: str) -> "_Columns":
+        quote, fields = connection.ops.quote_name, model._meta.concrete_fields
+        converters = []
+        for index, field in enumerate(fields):
+            column = field.get_col(alias)
+            converters.extend((index, converter, column) for converter in
+                              connection.ops.get_db_converters(column) + column.get_db_converters(connection))
+        return cls(model, ", ".join(f"{quote(alias)}.{quote(field.column)}" for field in fields),
+                   [field.attname for field in fields], converters)
+
+    def __len__(self) -> int:
+        return len(self.attnames)
+
+    def instance(self, values: tuple) -> Model:
+        values = list(values)
+        for index, converter, column in self.converters:
+            values[index] = converter(values[index], column, connection)
+        return self.model.from_db(connection.alias, self.attnames, values)
+
+
+@dataclass(frozen=True)
+class _HostedQuery:
+    sql: str
+    mailbox_columns: _Columns
+    account_columns: _Columns
+    plan_columns: _Columns
+
+    def mailbox(self, row: tuple) -> Mailbox:
+        """The row as the ORM's select_related("account__plan", "plan") would have built it."""
+        parts, start = [], 0
+        for columns in (self.mailbox_columns, self.account_columns, self.plan_columns, self.plan_columns):
+            parts.append(row[start:start + len(columns)])
+            start += len(columns)
+        mailbox, account = self.mailbox_columns.instance(parts[0]), self.account_columns.instance(parts[1])
+        account.plan = self.plan_columns.instance(parts[2])
+        mailbox.account = account
+        mailbox.plan = self.plan_columns.instance(parts[3]) if parts[3][0] is not None else None
+        mailbox.has_live_rules = bool(row[start])
+        return mailbox
+
+
+@cache
+def _hosted_query(vendor: str) -> _HostedQuery:
+    """Built once per database engine; `address__iexact` is UPPER() on both sides, as the ORM does it."""
+    columns = [_Columns.of(Mailbox, "m"), _Columns.of(Account, "a"), _Columns.of(Plan, "ap"), _Columns.of(Plan, "mp")]
+    table = {model: connection.ops.quote_name(model._meta.db_table)
+             for model in (Mailbox, Account, Plan, Domain, ForwardingRule)}
+    sql = (
+        f"SELECT {', '.join(part.sql for part in columns)}, "
+        f"EXISTS (SELECT 1 FROM {table[ForwardingRule]} r WHERE r.mailbox_id = m.id AND r.enabled = %s "
+        f"AND r.confirmed_at IS NOT NULL) "
+        f"FROM {table[Mailbox]} m JOIN {table[Domain]} d ON d.id = m.domain_id "
+        f"JOIN {table[Account]} a ON a.id = m.account_id JOIN {table[Plan]} ap ON ap.id = a.plan_id "
+        f"LEFT JOIN {table[Plan]} mp ON mp.id = m.plan_id "
+        f"WHERE UPPER(m.address) = UPPER(%s) AND d.name = %s AND d.status = %s"
+    )
+    return _HostedQuery(sql, *columns[:3])
 
 
 def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:

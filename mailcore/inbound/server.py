@@ -10,6 +10,7 @@ of its recipients.
 """
 import asyncio
 import logging
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 
 from mailcore.inbound.delivery import STORE_UNAVAILABLE, deliver_each
+from mailcore.inbound.processes import HAND_OVER
 from mailcore.store.lmtp import lmtp_close, parse_hostport
 from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
 
@@ -92,6 +94,12 @@ class InboundProtocol(SMTP):
     """aiosmtpd's SMTP, plus LHLO switching the session to LMTP's per-recipient replies."""
 
     speaks_lmtp = False
+    on_session_end = None  # called when the connection closes (a process serving handed sessions counts them)
+
+    def connection_lost(self, error: Exception | None) -> None:
+        super().connection_lost(error)
+        if self.on_session_end is not None:
+            self.on_session_end()
 
     @syntax("LHLO hostname")
     async def smtp_LHLO(self, arg: str) -> None:
@@ -155,6 +163,66 @@ class InboundController(Controller):
     def stop(self, *args, **kwargs) -> None:
         super().stop(*args, **kwargs)
         self.handler.threads.close()
+
+
+class HandedController(InboundController):
+    """Serves the connections another process accepted and hands over a Unix socket
+    (mailcore.inbound.processes): one of several listener processes on one port."""
+
+    def __init__(self, handler: InboundHandler, channel: socket.socket, *, on_session_end, on_parent_gone, **kwargs):
+        super().__init__(handler, **kwargs)
+        self.channel = channel
+        self.on_session_end = on_session_end
+        self.on_parent_gone = on_parent_gone
+
+    def factory(self) -> InboundProtocol:
+        protocol = super().factory()
+        protocol.on_session_end = self.on_session_end
+        return protocol
+
+    async def _create_server(self) -> "_HandedServer":
+        self.channel.setblocking(False)
+        self.loop.add_reader(self.channel, self._take_handed)
+        return _HandedServer(self)
+
+    def _trigger_server(self) -> None:
+        """There is no port of our own to connect to: make the protocol once, as a first session would."""
+        self.loop.call_soon_threadsafe(self._factory_invoker)
+
+    def _take_handed(self) -> None:
+        try:
+            _, fds, _, _ = socket.recv_fds(self.channel, len(HAND_OVER), 1)
+        except (BlockingIOError, InterruptedError):
+            return
+        if not fds:  # the parent closed its end: it is gone
+            self.loop.remove_reader(self.channel)
+            self.on_parent_gone()
+            return
+        connection = socket.socket(fileno=fds[0])
+        self.loop.create_task(self.loop.connect_accepted_socket(self._factory_invoker, connection))
+
+
+class _HandedServer:
+    """What aiosmtpd's controller closes when it stops, in place of an asyncio server."""
+
+    def __init__(self, controller: HandedController):
+        self.controller = controller
+
+    def close(self) -> None:
+        self.controller.loop.remove_reader(self.controller.channel)
+        self.controller.channel.close()
+
+    async def wait_closed(self) -> None:
+        return None
+
+
+def handed_controller(channel: socket.socket, *, on_session_end, on_parent_gone,
+                      max_message_bytes: int = MAX_MESSAGE_BYTES) -> HandedController:
+    return HandedController(
+        InboundHandler(), channel, on_session_end=on_session_end, on_parent_gone=on_parent_gone,
+        server_hostname=settings.MAIL_HOST, data_size_limit=max_message_bytes, enable_SMTPUTF8=True,
+        ident="Mailwell inbound",
+    )
 
 
 def inbound_controller(listen: str, *, max_message_bytes: int = MAX_MESSAGE_BYTES) -> InboundController:

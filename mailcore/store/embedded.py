@@ -39,7 +39,7 @@ from mailcore.store.base import (
 )
 from mailcore.store.models import StoredFolder
 from mailcore.store.models import StoredMessage as MessageRow
-from mailcore.store.reading import message_ids, read
+from mailcore.store.reading import ReadMessage, message_ids, read
 
 # The columns each sort key orders by (the IMAP SORT keys' meaning).
 _SORT_COLUMNS = {"date": Coalesce("date", "internal_date"), "arrival": F("uid"), "from": Lower("from_header"),
@@ -269,9 +269,11 @@ class EmbeddedStore:
     def append(self, folder: str, raw: bytes, *, flags=(), date: datetime | None = None) -> int:
         return self.append_many(folder, [raw], flags=flags, date=date)[0]
 
-    def append_many(self, folder: str, raws: list[bytes], *, flags=(), date: datetime | None = None) -> list[int]:
+    def append_many(self, folder: str, raws: list[bytes], *, flags=(), date: datetime | None = None,
+                    summaries: list[ReadMessage] | None = None) -> list[int]:
         """Many messages into one folder with one quota check, one UID reservation and one INSERT
-        (dispatch keeps a batch's copies in Sent this way). All or none: over the quota, none is kept."""
+        (dispatch keeps a batch's copies in Sent this way). All or none: over the quota, none is kept.
+        `summaries`, when the caller built the messages, are what reading.read would find in them."""
         with transaction.atomic():
             destination = self._folder(folder)
             if self.storage_used() + sum(len(raw) for raw in raws) > self.mailbox.quota_mb * 1024 * 1024:
@@ -280,15 +282,16 @@ class EmbeddedStore:
             first = self._reserve_uids(destination, len(raws))
             internal_date = date or timezone.now()
             MessageRow.objects.bulk_create([
-                self._message_row(destination, first + index, raw, internal_date, flags, keywords)
+                self._message_row(destination, first + index, raw, internal_date, flags, keywords,
+                                  summaries[index] if summaries else None)
                 for index, raw in enumerate(raws)
             ])
         return [first + index for index in range(len(raws))]
 
     @staticmethod
-    def _message_row(destination: StoredFolder, uid: int, raw: bytes, internal_date: datetime, flags, keywords
-                     ) -> MessageRow:
-        message = read(raw, headers=False)  # the row keeps raw; its headers are read when shown
+    def _message_row(destination: StoredFolder, uid: int, raw: bytes, internal_date: datetime, flags, keywords,
+                     message: ReadMessage | None = None) -> MessageRow:
+        message = message or read(raw, headers=False)  # the row keeps raw; its headers are read when shown
         return MessageRow(
             folder=destination,
             uid=uid,

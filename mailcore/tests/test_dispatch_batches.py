@@ -3,8 +3,11 @@ and events written together; a relay that drops the connection mid-batch costs o
 was carrying (retried on the schedule), claims held by another worker are left alone, abandoned ones
 are taken again. The relay is a real SMTP server on loopback (testkit.smtp_sink), which counts the
 sessions clients open."""
+import os
+import signal
 from collections import Counter
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import time_machine
@@ -95,6 +98,18 @@ def test_a_relay_closing_the_connection_mid_batch_defers_that_message_only_and_i
 
 
 @pytest.mark.django_db
+def test_a_relay_that_closes_the_connection_between_messages_costs_a_reconnect_not_a_retry(alice, mailbox, relay):
+    for n in range(5):
+        send(alice, f"reader{n}@remote.test")
+    relay.close_after = 2  # as a relay that takes a few messages per connection, then hangs up
+    assert outbound_dispatch_due() == 5
+    assert statuses() == Counter({"sent": 5})
+    assert relay.greetings == 3
+    assert Counter(to for m in relay.messages for to in m.rcpt_tos) == Counter(
+        {f"reader{n}@remote.test": 1 for n in range(5)})
+
+
+@pytest.mark.django_db
 def test_a_refused_recipient_fails_its_message_while_the_others_of_the_batch_are_sent(alice, mailbox, relay):
     for n in range(3):
         send(alice, f"reader{n}@remote.test")
@@ -172,7 +187,7 @@ def test_the_worker_process_sends_due_messages_in_batches_one_connection_each(pl
                                                                              settings, tmp_path):
     for n in range(120):
         send(alice, f"reader{n:03}@remote.test")
-    worker = WorkerProcess(tmp_path / "worker", SMTP_URL=settings.SMTP_URL)
+    worker = WorkerProcess(tmp_path / "worker", SMTP_URL=settings.SMTP_URL, WORKER_PROCESSES="1")
     try:
         worker.start()
         wait_until(lambda: statuses() == Counter({"sent": 120}), what="120 sent", workers=[worker])
@@ -220,3 +235,52 @@ def listening() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE query = %s", [f"LISTEN {WAKE_CHANNEL}"])
         return cursor.fetchone()[0] > 0
+
+
+def part_processes(worker: WorkerProcess) -> list[int]:
+    """The pids of the `worker --part N` processes the worker started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"--part" in command and parent == worker.process.pid:
+            found.append(int(entry.name))
+    return found
+
+
+def group_alive(group: int) -> list[int]:
+    """The live (not zombie) processes of a process group: the worker and every part it started."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        try:
+            state, _, group_of = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if int(group_of) == group and state != "Z":
+            alive.append(int(entry.name))
+    return alive
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_two_worker_processes_the_batches_go_out_side_by_side_each_message_once(
+        plans, alice, mailbox, relay, settings, tmp_path):
+    for n in range(300):
+        send(alice, f"reader{n:03}@remote.test")
+    worker = WorkerProcess(tmp_path / "worker", SMTP_URL=settings.SMTP_URL, WORKER_PROCESSES="2")
+    try:
+        worker.start()
+        wait_until(lambda: len(part_processes(worker)) == 1, what="the second part's process", workers=[worker])
+        wait_until(lambda: statuses() == Counter({"sent": 300}), what="300 sent", workers=[worker])
+        os.kill(worker.process.pid, signal.SIGKILL)  # the main worker dies; its part must not live on
+        worker.process.wait(timeout=10)
+        wait_until(lambda: not group_alive(worker.process.pid), timeout=30, what="the orphaned part to stop")
+    finally:
+        worker.stop()
+    assert Counter(to for m in relay.messages for to in m.rcpt_tos) == Counter(
+        {f"reader{n:03}@remote.test": 1 for n in range(300)})
+    assert Event.objects.filter(name="email.sent").count() == 300
+    assert "Traceback" not in worker.output()
+    assert "the main worker is gone" in worker.output()

@@ -1,5 +1,8 @@
 """What email.received says about a message, and that bad mail never breaks it."""
-from mailcore.inbound.parsing import read_or_empty, summarise
+import pytest
+
+from mailcore.inbound.parsing import InboundRead, read_or_empty, summarise
+from mailcore.store.reading import read
 
 ALTERNATIVE = (
     b"From: =?utf-8?q?J=C3=B6rg?= <jorg@sender.test>\r\nSubject: =?utf-8?b?R3LDvMOfZQ==?=\r\n"
@@ -47,3 +50,51 @@ def test_broken_headers_charsets_and_encodings_never_raise():
 def test_bytes_that_are_not_mail_at_all_give_an_empty_summary():
     summary = summarise(read_or_empty(b"\x00\x01\x02"))
     assert (summary.message_id, summary.subject, summary.from_, summary.preview) == ("", "", "", "")
+
+
+# The inbound reader reads as mailcore.store.reading does (the embedded inbox listing's reader)
+
+REPORT = (
+    b"From: MAILER-DAEMON@relay.test\r\nSubject: Undelivered Mail\r\nMessage-ID: <dsn@relay.test>\r\n"
+    b'Content-Type: multipart/report; report-type=delivery-status; boundary="d"\r\n\r\n'
+    b"--d\r\nContent-Type: text/plain\r\n\r\nYour message could not be delivered.\r\n"
+    b"--d\r\nContent-Type: message/delivery-status\r\n\r\nFinal-Recipient: rfc822; x@y.test\r\nStatus: 5.1.1\r\n"
+    b"--d\r\nContent-Type: message/rfc822\r\n\r\nFrom: a@b.test\r\nSubject: Inner\r\n\r\nThe original.\r\n--d--\r\n"
+)
+LATIN1_WITH_ATTACHMENT = (
+    b"From: =?iso-8859-1?q?Andr=E9?= <andre@sender.test>, second@sender.test\r\nSubject: =?iso-8859-1?q?Caf=E9?=\r\n"
+    b'Message-ID: <att@sender.test>\r\nContent-Type: multipart/mixed; boundary="m"\r\n\r\n'
+    b"--m\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n"
+    b"Voil=E0 le caf=E9.\r\n"
+    b"--m\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename*=utf-8''r%C3%A9sum%C3%A9.pdf\r\n"
+    b"Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--m--\r\n"
+)
+HTML_AND_NAMED_TEXT = (
+    b'Subject: named\r\nContent-Type: multipart/mixed; boundary="n"\r\n\r\n'
+    b'--n\r\nContent-Type: text/plain; name="notes.txt"\r\nContent-Disposition: attachment\r\n\r\nnot the body\r\n'
+    b"--n\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>The <b>body</b></p>\r\n"
+    b'--n\r\nContent-Type: image/jpeg; name="photo.jpg"\r\n\r\n/9j/\r\n--n--\r\n'
+)
+
+
+def by_reading_read(raw: bytes):
+    """The summary and content type as they were made from reading.read(), the inbox listing's reader."""
+    message = read(raw, headers=False)
+    return summarise(InboundRead(message.message_id, message.from_, message.subject, message.in_reply_to,
+                                 message.references, message.text, message.html, message.has_attachments,
+                                 message.content_type)), message.content_type
+
+
+@pytest.mark.parametrize("raw", [ALTERNATIVE, REPORT, LATIN1_WITH_ATTACHMENT, HTML_AND_NAMED_TEXT,
+                                 b"Content-Type: text/html\r\n\r\n<p>only html</p>", b"Subject: bare\r\n\r\nbody"])
+def test_the_summary_is_the_one_reading_read_gives(raw):
+    assert (summarise(read_or_empty(raw)), read_or_empty(raw).content_type) == by_reading_read(raw)
+
+
+def test_a_header_seen_before_reads_the_same_in_the_next_message():
+    first = summarise(read_or_empty(LATIN1_WITH_ATTACHMENT))
+    again = summarise(read_or_empty(LATIN1_WITH_ATTACHMENT))
+    assert first == again
+    assert (again.from_, again.subject, again.has_attachments) == (
+        "André <andre@sender.test>, second@sender.test", "Café", True)
+    assert again.preview == "Voilà le café."

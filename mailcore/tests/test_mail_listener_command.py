@@ -1,10 +1,13 @@
-"""`manage.py mail_listener`: serves LMTP and SMTP on the address given, stops cleanly on SIGTERM."""
+"""`manage.py mail_listener`: serves LMTP and SMTP on the address given, in one process or several,
+and stops cleanly on SIGTERM."""
 import signal
 import smtplib
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from testkit.smtp_sink import free_port
 
@@ -23,10 +26,11 @@ def wait_for_greeting(port: int, process: subprocess.Popen) -> None:
     raise AssertionError("the listener never answered")
 
 
-def test_the_command_speaks_lmtp_and_smtp_on_one_port_and_stops_on_sigterm(tmp_path):
+@pytest.mark.parametrize(("processes", "described"), [("1", "(store: embedded)"), ("2", "(store: embedded, 2 processes)")])
+def test_the_command_speaks_lmtp_and_smtp_on_one_port_and_stops_on_sigterm(tmp_path, processes, described):
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "mail_listener", "--listen", f"127.0.0.1:{port}"],
+        [sys.executable, "manage.py", "mail_listener", "--listen", f"127.0.0.1:{port}", "--processes", processes],
         cwd=ROOT, env={"DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
@@ -42,5 +46,5 @@ def test_the_command_speaks_lmtp_and_smtp_on_one_port_and_stops_on_sigterm(tmp_p
         process.send_signal(signal.SIGTERM)
         output, _ = process.communicate(timeout=20)
     assert process.returncode == 0
-    assert f"mail_listener: LMTP and SMTP on 127.0.0.1:{port} (store: embedded)" in output
+    assert f"mail_listener: LMTP and SMTP on 127.0.0.1:{port} {described}" in output
     assert output.rstrip().endswith("mail_listener: stopped")

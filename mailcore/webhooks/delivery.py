@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 import httpx
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import Mod
 from django.utils import timezone
 
 from mailcore.events.models import Event, WebhookDelivery, WebhookEndpoint
@@ -220,11 +221,14 @@ def _due(now) -> Q:
         Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
 
 
-def _claim_due(size: int, skip_endpoints: list[int]) -> list[WebhookDelivery]:
+def _claim_due(size: int, skip_endpoints: list[int], part: tuple[int, int] = (0, 1)) -> list[WebhookDelivery]:
     """Up to `size` due deliveries with their endpoint and event, claimed for CLAIM_SECONDS in one
-    transaction; rows another worker is claiming at the same moment are skipped, not waited for."""
+    transaction; rows another worker is claiming at the same moment are skipped, not waited for.
+    With `part` (index, count) only the endpoints whose id falls in that share."""
     now = timezone.now()
     due = WebhookDelivery.objects.filter(_due(now))
+    if part[1] > 1:
+        due = due.alias(share=Mod(F("endpoint_id"), part[1])).filter(share=part[0])
     if skip_endpoints:
         due = due.exclude(endpoint_id__in=skip_endpoints)
     with transaction.atomic():
@@ -258,8 +262,8 @@ class _Outcome:
 class _Run:
     """One webhooks_deliver_due(): the calling thread claims and records, a thread pool posts."""
 
-    def __init__(self, limit: int):
-        self.limit = limit
+    def __init__(self, limit: int, part: tuple[int, int]):
+        self.limit, self.part = limit, part
         self.claimed = 0
         self.in_flight = 0  # claimed and not recorded yet
         self.connections = Connections()
@@ -302,7 +306,7 @@ class _Run:
         with self.lock:
             backlogged = [key for key, waiting in self.waiting.items() if len(waiting) >= ENDPOINT_BACKLOG]
         start_by = time.monotonic() + CLAIM_SECONDS - 3 * settings.WEBHOOK_TIMEOUT_SECONDS  # connect, send, answer
-        rows = _claim_due(size, backlogged)
+        rows = _claim_due(size, backlogged, self.part)
         paused = [row for row in rows if not row.endpoint.is_active]
         if paused:
             _postpone(paused)
@@ -388,6 +392,8 @@ class _Run:
         self.in_flight -= len(outcomes)
 
 
-def webhooks_deliver_due(*, limit: int = 200) -> int:
-    """Attempt every due delivery this worker can claim, at most `limit` in flight; returns how many it claimed."""
-    return _Run(limit).deliver()
+def webhooks_deliver_due(*, limit: int = 200, part: tuple[int, int] = (0, 1)) -> int:
+    """Attempt every due delivery this worker can claim, at most `limit` in flight; returns how many
+    it claimed. With `part` (index, count), only that share of the endpoints (see mailcore.sweep):
+    each endpoint's deliveries stay with one run, one at a time and in order."""
+    return _Run(limit, part).deliver()
