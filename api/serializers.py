@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from api.inputs import StrictInput
+from api.inputs import ReusedFields, StrictInput
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -63,7 +63,7 @@ class AttachmentInput(StrictInput):
     content_type = serializers.CharField(max_length=255, default="application/octet-stream")
 
 
-class SendInput(StrictInput):
+class SendInput(ReusedFields, StrictInput):
     from_email = serializers.EmailField()
     to = serializers.ListField(child=serializers.CharField(max_length=320), min_length=1, max_length=50)
     cc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)

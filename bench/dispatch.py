@@ -404,7 +404,7 @@ def stage_profile(user, mailbox, count: int) -> str:
     lines = [f"dispatch by stage, one batch of {count} in this process: {total / count * 1000:.2f} ms per message"]
     outer = sum(seconds for label, seconds in spent.items() if not label.startswith(" "))
     for label in [*labels, "DB and the rest"]:
-        seconds = spent[label] if label in spent else total - outer
+        seconds = total - outer if label == "DB and the rest" else spent.get(label, 0.0)
         lines.append(f"  {label:<20}{seconds / count * 1000:8.3f} ms  {seconds / total * 100:5.1f} %")
     return "\n".join(lines)
 

@@ -11,11 +11,15 @@ DELIVER_WEBHOOKS = "mailcore.tasks.deliver_webhooks"
 WAKE_CHANNEL = "mailwell_jobs"
 
 
+# Tasks whose rows NOTIFY by themselves on PostgreSQL (a trigger on their INSERT, migration 0021).
+NOTIFIED_BY_TRIGGER = {DISPATCH_DUE_MAIL}
+
+
 def enqueue(task_name: str) -> None:
     if settings.REDIS_URL:
         from celery import current_app
 
         current_app.send_task(task_name)
-    elif connection.vendor == "postgresql":
+    elif connection.vendor == "postgresql" and task_name not in NOTIFIED_BY_TRIGGER:
         with connection.cursor() as cursor:  # delivered when the caller's transaction commits
             cursor.execute("SELECT pg_notify(%s, %s)", [WAKE_CHANNEL, task_name])

@@ -4,9 +4,13 @@ import html
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from email.headerregistry import Address
-from email.message import EmailMessage
-from email.utils import format_datetime, getaddresses
+from email import encoders, policy
+from email.charset import QP, Charset
+from email.message import Message
+from email.mime.base import MIMEBase
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+from email.utils import format_datetime, formataddr, getaddresses
 
 import nh3
 from django.utils import timezone
@@ -110,16 +114,44 @@ def _listed(values: list[str]) -> list[str]:
 
 def compose(*, mailbox: Mailbox, payload: dict, message_id: str, rfc_message_id: str, track_opens: bool,
             date: datetime | None = None) -> Composed:
-    """build_message, with the summary of what was built."""
+    """build_message, with the summary of what was built.
+
+    The tree is built with the email package's compat32 classes, three times cheaper than
+    EmailMessage's header registry (a third of dispatch's cost): bodies quoted-printable UTF-8 (7-bit
+    on the wire), non-ASCII header text as RFC 2047 words, non-ASCII filenames as RFC 2231."""
     date = (date or timezone.now()).replace(microsecond=0)
-    message = EmailMessage()
-    local, _, domain = mailbox.address.partition("@")
-    message["From"] = Address(display_name=mailbox.display_name, username=local, domain=domain)
-    message["To"] = ", ".join(payload["to"])
+    for name, value in [("From", mailbox.display_name), ("Subject", payload.get("subject", "")),
+                        ("Reply-To", payload.get("reply_to", "")), ("In-Reply-To", payload.get("in_reply_to", "")),
+                        ("References", payload.get("references", "")), *[("To", v) for v in payload["to"]],
+                        *[("Cc", v) for v in payload.get("cc") or []]]:
+        if value and (problem := header_problem(value)):  # refused when the send was accepted; older rows
+            raise ValueError(f"{name} {problem}")
+    body_html, body_text = payload.get("body_html", ""), payload.get("body_text", "")
+    if body_html and not body_text:
+        body_text = html_to_text(body_html)
+    body_html, body_text = _with_signature(mailbox, body_html, body_text)
+    body_text = body_text or "\n"
+    alternatives = [_text_part(body_text, "plain")]
+    if body_html:
+        body_html = _tracked(body_html, message_id, track_opens)
+        alternatives.append(_text_part(body_html, "html"))
+    calendar = payload.get("calendar")
+    if calendar:  # iMIP (RFC 6047): the alternative clients act on, and a copy as Outlook and Gmail add
+        invitation = _text_part(calendar["ical"], "calendar")
+        invitation.set_param("method", calendar["method"])
+        alternatives.append(invitation)
+    attached = [(attachment["filename"], attachment["content_type"], base64.b64decode(attachment["content_base64"]))
+                for attachment in payload.get("attachments", [])]
+    if calendar:
+        attached.append(("invite.ics", "application/ics", calendar["ical"].encode()))
+    body = alternatives[0] if len(alternatives) == 1 else _multipart("alternative", alternatives)
+    message = _multipart("mixed", [body, *map(_attachment_part, attached)]) if attached else body
+    message["From"] = formataddr((mailbox.display_name, mailbox.address), charset="utf-8")
+    message["To"] = _address_header(payload["to"])
     if payload.get("cc"):
-        message["Cc"] = ", ".join(payload["cc"])
+        message["Cc"] = _address_header(payload["cc"])
     if payload.get("reply_to"):
-        message["Reply-To"] = payload["reply_to"]
+        message["Reply-To"] = _address_header([payload["reply_to"]])
     message["Subject"] = payload.get("subject", "")
     message["Date"] = format_datetime(date)
     message["Message-ID"] = rfc_message_id
@@ -128,39 +160,53 @@ def compose(*, mailbox: Mailbox, payload: dict, message_id: str, rfc_message_id:
     if payload.get("references"):
         message["References"] = payload["references"]
     message["MIME-Version"] = "1.0"
-    body_html, body_text = payload.get("body_html", ""), payload.get("body_text", "")
-    if body_html and not body_text:
-        body_text = html_to_text(body_html)
-    body_html, body_text = _with_signature(mailbox, body_html, body_text)
-    message.set_content(body_text or "\n")
-    if body_html:
-        body_html = _tracked(body_html, message_id, track_opens)
-        message.add_alternative(body_html, subtype="html")
-    calendar = payload.get("calendar")
-    if calendar:  # iMIP (RFC 6047): the alternative clients act on, and a copy as Outlook and Gmail add
-        message.add_alternative(calendar["ical"], subtype="calendar", charset="utf-8",
-                                params={"method": calendar["method"]})
-    attached = [(attachment["filename"], attachment["content_type"], base64.b64decode(attachment["content_base64"]))
-                for attachment in payload.get("attachments", [])]
-    if calendar:
-        attached.append(("invite.ics", "application/ics", calendar["ical"].encode()))
-    for filename, content_type, content in attached:
-        maintype, _, subtype = content_type.partition("/")
-        message.add_attachment(content, maintype=maintype, subtype=subtype, filename=filename)
-    raw = message.as_bytes(policy=message.policy.clone(linesep="\r\n"))
+    raw = message.as_bytes(policy=_WIRE)
     # Bulk-mail headers (checked printable ASCII, one line) go first, as they are: the email package
     # would encode a long URL as RFC 2047 words, which List-Unsubscribe readers do not decode.
     extra = "".join(f"{name}: {value}\r\n" for name, value in payload.get("headers", []))
     display = " ".join(mailbox.display_name.split())
-    first_leaf = 1 + bool(body_html) + bool(calendar)  # the leaves before the attachments: text, html, calendar
+    first_leaf = len(alternatives)  # the leaves before the attachments: text, html, calendar
     summary = ReadMessage(
         message_id=rfc_message_id, subject=" ".join(payload.get("subject", "").split()),
         from_=f"{display} <{mailbox.address}>" if display else mailbox.address,
         to=_listed(payload["to"]), cc=_listed(payload.get("cc") or []),
         reply_to=_listed([payload["reply_to"]] if payload.get("reply_to") else []), date=date,
         in_reply_to=payload.get("in_reply_to") or None, references=payload.get("references", ""), headers=[],
-        text=body_text or "\n", html=body_html,
+        text=body_text, html=body_html,
         attachments=[Attachment(first_leaf + position, filename, content_type, len(content), False)
                      for position, (filename, content_type, content) in enumerate(attached)],
         content_type=message.get_content_type())
     return Composed(extra.encode("ascii") + raw, summary)
+
+
+_WIRE = policy.compat32.clone(linesep="\r\n")
+_UTF8_QP = Charset("utf-8")
+_UTF8_QP.body_encoding = QP
+
+
+def _text_part(text: str, subtype: str) -> MIMEText:
+    part = MIMEText(text, subtype, _UTF8_QP)
+    del part["MIME-Version"]  # only the message itself says it
+    return part
+
+
+def _multipart(subtype: str, parts: list[Message]) -> MIMEMultipart:
+    container = MIMEMultipart(subtype, _subparts=parts)
+    del container["MIME-Version"]
+    return container
+
+
+def _attachment_part(attached: tuple[str, str, bytes]) -> MIMEBase:
+    filename, content_type, content = attached
+    part = MIMEBase(*content_type.split("/", 1))
+    del part["MIME-Version"]
+    part.set_payload(content)
+    encoders.encode_base64(part)
+    part.add_header("Content-Disposition", "attachment",
+                    filename=filename if filename.isascii() else ("utf-8", "", filename))
+    return part
+
+
+def _address_header(values: list[str]) -> str:
+    """An address list header; display names outside ASCII as RFC 2047 words."""
+    return ", ".join(formataddr((name, address), charset="utf-8") for name, address in getaddresses(values) if address)

@@ -271,13 +271,14 @@ def _note_hand_over(message: OutboundMessage, outcomes: list[Outcome]) -> None:
     answers = [[outcome.recipient, outcome.status, outcome.reply] for outcome in outcomes]
     payload = OutboundMessage._meta.get_field("payload").get_db_prep_save({**message.payload, "handed_over": answers},
                                                                           connection)
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # Not waiting for the WAL flush: a killed worker loses nothing committed; only a crash of
-            # PostgreSQL itself could lose the note, and with it the batch's record, costing one copy more.
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        cursor.execute(f'UPDATE "{OutboundMessage._meta.db_table}" SET "payload" = %s WHERE "id" = %s',
-                       [payload, message.pk])
+    update = f'UPDATE "{OutboundMessage._meta.db_table}" SET "payload" = %s'
+    if connection.vendor == "postgresql":
+        # One round trip that does not wait for the WAL flush (synchronous_commit off for this
+        # statement's own transaction): a killed worker loses nothing committed; only a crash of
+        # PostgreSQL itself could lose the note, and with it the batch's record, costing one copy more.
+        update += " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
+    with connection.cursor() as cursor:
+        cursor.execute(f'{update} WHERE "id" = %s', [payload, message.pk])
 
 
 def _record(attempts: list[Attempt]) -> bool:
