@@ -43,15 +43,12 @@ def dispatch_due_mail() -> int:
 
 
 @shared_task(name="mailcore.tasks.deliver_webhooks", acks_late=True)
-def deliver_webhooks() -> int:
-    """Attempt due webhook deliveries; enqueued right after an event commits, and again while it
-    finds deliveries to attempt."""
-    from mailcore.webhooks.delivery import webhooks_deliver_due
-
-    attempted = webhooks_deliver_due()
-    if attempted:
-        _again(deliver_webhooks)
-    return attempted
+def deliver_webhooks() -> None:
+    """New events committed: each part of the webhook job runs (see run_job). Through the job and
+    its part locks, never beside them, so one endpoint's deliveries stay with one run, in order."""
+    job = job_named("deliver-webhooks")
+    for part in range(job_parts(job)):
+        run_job.delay(job.name, part)
 
 
 def _again(task, *args, countdown: float | None = None) -> None:
