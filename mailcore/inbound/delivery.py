@@ -123,8 +123,8 @@ def deliver_each(raw: bytes, envelope_from: str,
         copies = iter(_store_copies(message, pending))
     except Exception as error:  # _settle answers 451 for each of them
         copies = iter([error] * len(pending))
-    settled = [step if isinstance(step, DeliveryResult) else _guarded(step.recipient, _settle, message, step, next(copies))
-               for step in begun]
+    settled = [step if isinstance(step, DeliveryResult)
+               else _guarded(step.recipient, _settle, message, step, next(copies)) for step in begun]
     return _announced(message, settled)
 
 

@@ -1,23 +1,17 @@
 """What email.received says about a message, read from its raw bytes; never raises on bad mail.
 
-The message is read as mailcore.store.reading reads it (policy.default, its header helpers, its
-rules for text, HTML and attachments), so the event and the inbox listing agree (has_attachments,
-from, subject); but only what the event needs is read, and with a parser that remembers the
-headers it has parsed (see _RememberingPolicy): reading.read() took two thirds of the listener's
-time for a message.
+The message is read as mailcore.store.reading reads it (its parser, header helpers and rules for
+text, HTML and attachments), so the event and the inbox listing agree (has_attachments, from,
+subject); but only what the event needs is read.
 """
 import hashlib
 import html
 import re
 from dataclasses import dataclass
-from email.message import EmailMessage
-from email.parser import BytesParser
-from email.policy import EmailPolicy
-from functools import lru_cache
 
 import nh3
 
-from mailcore.store.reading import addresses, header, message_ids
+from mailcore.store.reading import addresses, header, is_attachment, leaves, message_ids, parse, part_text
 
 PREVIEW_CHARS = 200
 # Block-level tags end a run of text: a space before each keeps "<p>a</p><p>b</p>" from reading "ab".
@@ -41,7 +35,13 @@ def _collapse(text: str) -> str:
 
 
 def _printable(text: str) -> str:
+    """The text without its control characters (whitespace stays)."""
+    if text.isascii():  # the common case, in one pass of the regex engine instead of one Python step a character
+        return _ASCII_CONTROL.sub("", text)
     return "".join(char for char in text if char.isprintable() or char.isspace())
+
+
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")  # the ASCII characters neither printable nor space
 
 
 def preview_text(*, text: str, html_body: str, limit: int = PREVIEW_CHARS) -> str:
@@ -63,27 +63,6 @@ def _start(plain: str, limit: int) -> str:
         if len(collapsed) > limit or length >= len(plain):
             return collapsed[:limit]
         length *= 2
-
-
-class _RememberingPolicy(EmailPolicy):
-    """policy.default, remembering the header objects it makes: while reading a message the parser
-    asks for each part's Content-Type a dozen times (boundary, maintype, charset...), and
-    policy.default parses the header anew each time. A header object is immutable, so one parse of
-    a given value serves every later ask, in any message and any thread."""
-
-    def header_fetch_parse(self, name, value):
-        if hasattr(value, "name"):  # as EmailPolicy: already a header object
-            return value
-        return _parsed_header(self.header_factory, name, "".join(_LINE_BREAK.split(value)))
-
-
-_LINE_BREAK = re.compile(r"\n|\r")  # EmailPolicy's own (str.splitlines would split on more)
-_parser = BytesParser(policy=_RememberingPolicy())
-
-
-@lru_cache(maxsize=1024)
-def _parsed_header(factory, name: str, value: str):
-    return factory(name, value)
 
 
 @dataclass(frozen=True)
@@ -115,18 +94,18 @@ def read_or_empty(raw: bytes) -> InboundRead:
 
 
 def _read(raw: bytes) -> InboundRead:
-    """reading.read() for the fields inbound uses, by the same rules: the first text/plain and
-    text/html leaves are the bodies; a leaf is an attachment when its disposition says so or it
-    has a file name and is not text; an attachment marked inline (a logo) does not count."""
-    message = _parser.parsebytes(raw)
+    """reading.read() for the fields inbound uses, by its rules (reading.leaves, is_attachment,
+    part_text): attachments are only noticed, not decoded, and the HTML body only read when the
+    text is empty (the preview's fallback)."""
+    message = parse(raw)
     text, html_part, has_attachments = "", None, False
-    for part in _leaves(message):
+    for part in leaves(message):
         content_type = part.get_content_type()
         disposition = part.get_content_disposition()
-        if disposition == "attachment" or (part.get_filename() and content_type not in {"text/plain", "text/html"}):
+        if is_attachment(part, content_type, disposition):
             has_attachments = has_attachments or disposition != "inline"
         elif content_type == "text/plain" and not text:
-            text = _part_text(part)
+            text = part_text(part)
         elif content_type == "text/html" and html_part is None:
             html_part = part
     return InboundRead(
@@ -136,27 +115,10 @@ def _read(raw: bytes) -> InboundRead:
         in_reply_to=header(message, "In-Reply-To") or None,
         references=header(message, "References"),
         text=text,
-        html=_part_text(html_part) if html_part is not None and not text.strip() else "",
+        html=part_text(html_part) if html_part is not None and not text.strip() else "",
         has_attachments=has_attachments,
         content_type=message.get_content_type(),
     )
-
-
-def _leaves(part: EmailMessage):
-    """The parts that are not multipart containers, in order (an attached message is not entered)."""
-    if part.is_multipart():
-        for inner in part.iter_parts():
-            yield from _leaves(inner)
-    else:
-        yield part
-
-
-def _part_text(part: EmailMessage) -> str:
-    try:
-        return part.get_content()
-    except Exception:
-        payload = part.get_payload(decode=True) or b""
-        return payload.decode("utf-8", errors="replace")
 
 
 def summarise(message: InboundRead) -> InboundSummary:

@@ -58,8 +58,9 @@ class ListenerProcesses:
         sys.stderr.flush()
         for index in range(self.count):
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            inherited = [self._socket, *(child.channel for child in self._children), ours]
             process = self._context.Process(target=_serve_handed, name=f"mail_listener-{index + 1}",
-                                            args=(index, theirs, self._ended, self.max_message_bytes))
+                                            args=(index, theirs, inherited, self._ended, self.max_message_bytes))
             process.start()
             theirs.close()
             self._children.append(_Child(process, ours))
@@ -103,18 +104,25 @@ class ListenerProcesses:
             busy = self.sessions()
             index = min(range(self.count), key=lambda i: (busy[i], (i - self._next) % self.count))
             child = self._children[index]
-            socket.send_fds(child.channel, [HAND_OVER], [connection.fileno()])
+            try:
+                socket.send_fds(child.channel, [HAND_OVER], [connection.fileno()])
+            except OSError:  # that process has just ended: the sender sees a dropped connection and retries
+                log.warning("listener process %s took no session", index + 1, exc_info=True)
+                return
             child.handed += 1
             self._next = index + 1
 
 
-def _serve_handed(index: int, channel: socket.socket, ended, max_message_bytes: int) -> None:
+def _serve_handed(index: int, channel: socket.socket, inherited: list[socket.socket], ended,
+                  max_message_bytes: int) -> None:
     """A child: serve the sessions the parent hands over until SIGTERM or the parent is gone."""
     from mailcore.inbound.server import handed_controller
 
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
+    for parents_socket in inherited:  # the port and the parent's channel ends stay the parent's alone:
+        parents_socket.close()        # when it is gone, the port is free and each child sees its channel end
 
     def session_ended() -> None:
         ended[index] += 1  # only this process's loop thread writes its slot

@@ -119,23 +119,30 @@ class _HostedQuery:
     plan_columns: _Columns
 
     def mailbox(self, row: tuple) -> Mailbox:
-        """The row as the ORM's select_related("account__plan", "plan") would have built it."""
+        """The row as the ORM's select_related would have built it, with the plan that sets the
+        mailbox's quota in place: its own, else its account's (then account.plan is left to load
+        on demand: delivery reads only the effective plan)."""
         parts, start = [], 0
-        for columns in (self.mailbox_columns, self.account_columns, self.plan_columns, self.plan_columns):
+        for columns in (self.mailbox_columns, self.account_columns, self.plan_columns):
             parts.append(row[start:start + len(columns)])
             start += len(columns)
-        mailbox, account = self.mailbox_columns.instance(parts[0]), self.account_columns.instance(parts[1])
-        account.plan = self.plan_columns.instance(parts[2])
+        mailbox, account, plan = (columns.instance(part) for columns, part in
+                                  zip((self.mailbox_columns, self.account_columns, self.plan_columns), parts))
+        if mailbox.plan_id is None:
+            account.plan = plan
         mailbox.account = account
-        mailbox.plan = self.plan_columns.instance(parts[3]) if parts[3][0] is not None else None
+        mailbox.plan = plan if mailbox.plan_id is not None else None
         mailbox.has_live_rules = bool(row[start])
         return mailbox
 
 
 @cache
 def _hosted_query(vendor: str) -> _HostedQuery:
-    """Built once per database engine; `address__iexact` is UPPER() on both sides, as the ORM does it."""
-    columns = [_Columns.of(Mailbox, "m"), _Columns.of(Account, "a"), _Columns.of(Plan, "ap"), _Columns.of(Plan, "mp")]
+    """Built once per database engine. The address is compared as it is stored, in lower case
+    (mailbox_create), so the unique index finds it; a mailbox stored otherwise is still found, by
+    resolve()'s case-insensitive path. One join of plans, the effective one (each join costs the
+    planner more than the lookup itself)."""
+    columns = [_Columns.of(Mailbox, "m"), _Columns.of(Account, "a"), _Columns.of(Plan, "p")]
     table = {model: connection.ops.quote_name(model._meta.db_table)
              for model in (Mailbox, Account, Plan, Domain, ForwardingRule)}
     sql = (
@@ -143,11 +150,10 @@ def _hosted_query(vendor: str) -> _HostedQuery:
         f"EXISTS (SELECT 1 FROM {table[ForwardingRule]} r WHERE r.mailbox_id = m.id AND r.enabled = %s "
         f"AND r.confirmed_at IS NOT NULL) "
         f"FROM {table[Mailbox]} m JOIN {table[Domain]} d ON d.id = m.domain_id "
-        f"JOIN {table[Account]} a ON a.id = m.account_id JOIN {table[Plan]} ap ON ap.id = a.plan_id "
-        f"LEFT JOIN {table[Plan]} mp ON mp.id = m.plan_id "
-        f"WHERE UPPER(m.address) = UPPER(%s) AND d.name = %s AND d.status = %s"
+        f"JOIN {table[Account]} a ON a.id = m.account_id JOIN {table[Plan]} p ON p.id = COALESCE(m.plan_id, a.plan_id) "
+        f"WHERE m.address = %s AND d.name = %s AND d.status = %s"
     )
-    return _HostedQuery(sql, *columns[:3])
+    return _HostedQuery(sql, *columns)
 
 
 def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:

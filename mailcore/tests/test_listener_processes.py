@@ -3,6 +3,7 @@ spread evenly over the processes, and every message is delivered, stored and ann
 import os
 import signal
 import smtplib
+import socket
 import subprocess
 import sys
 import threading
@@ -39,9 +40,8 @@ def database_url() -> str:
     return f"postgres://{credentials}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{database['NAME']}"
 
 
-@pytest.fixture
-def listener(tmp_path):
-    """The command with two processes on a free port; yields (port, the parent's pid)."""
+def start_listener(tmp_path) -> tuple[int, subprocess.Popen]:
+    """The command with two processes on a free port, answering."""
     port = free_port()
     env = {"PATH": "/usr/bin:/bin", "DATA_DIR": str(tmp_path), "DATABASE_URL": database_url(),
            "MAIL_STORE": "embedded", "LOG_LEVEL": "WARNING"}
@@ -49,9 +49,16 @@ def listener(tmp_path):
         [sys.executable, "manage.py", "mail_listener", "--listen", f"127.0.0.1:{port}", "--processes", "2"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
+    wait_for(lambda: answers(port, process), seconds=30)
+    wait_for(lambda: sessions_per_process(process.pid, port) == [0, 0])  # that session has ended
+    return port, process
+
+
+@pytest.fixture
+def listener(tmp_path):
+    """yields (port, the parent's pid); stops it with SIGTERM, which must end it cleanly."""
+    port, process = start_listener(tmp_path)
     try:
-        wait_for(lambda: answers(port, process), seconds=30)
-        wait_for(lambda: sessions_per_process(process.pid, port) == [0, 0])  # that session has ended
         yield port, process.pid
     finally:
         process.send_signal(signal.SIGTERM)
@@ -137,7 +144,8 @@ def test_sessions_are_spread_evenly_and_each_message_is_delivered_once(listener,
         sender.join()
 
     assert failures == []
-    sent = sorted(f"<c{client}n{index}@sender.test>" for client in range(CLIENTS) for index in range(MESSAGES_PER_CLIENT))
+    sent = sorted(f"<c{client}n{index}@sender.test>"
+                  for client in range(CLIENTS) for index in range(MESSAGES_PER_CLIENT))
     for box in (ann, bob):
         stored = sorted(raw.split(b"Message-ID: ")[1].split(b"\r\n")[0].decode() for raw in inbox(box))
         assert stored == sent
@@ -155,3 +163,34 @@ def test_a_session_opened_after_others_closed_goes_to_the_idle_process(listener)
     wait_for(lambda: sessions_per_process(parent, port) == [1, 1])
     second.quit()
     third.quit()
+
+
+def test_when_one_process_ends_the_listener_stops_with_an_error(tmp_path):
+    port, process = start_listener(tmp_path)
+    first, second = children(process.pid)
+
+    os.kill(first, signal.SIGKILL)
+    output, _ = process.communicate(timeout=40)
+
+    assert process.returncode == 1
+    assert "a listener process ended; stopped" in output
+    wait_for(lambda: not Path(f"/proc/{second}").exists() or "Z" in process_state(second))
+
+
+def test_when_the_parent_is_killed_its_processes_end_and_free_the_port(tmp_path):
+    port, process = start_listener(tmp_path)
+    workers = children(process.pid)
+
+    process.kill()
+    process.wait(timeout=10)
+
+    wait_for(lambda: all(not Path(f"/proc/{pid}").exists() or "Z" in process_state(pid) for pid in workers))
+    with socket.create_server(("127.0.0.1", port)):  # nothing holds the port any more
+        pass
+
+
+def process_state(pid: int) -> str:
+    try:
+        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0])
+    except FileNotFoundError:
+        return "gone"

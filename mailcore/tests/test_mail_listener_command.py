@@ -26,7 +26,9 @@ def wait_for_greeting(port: int, process: subprocess.Popen) -> None:
     raise AssertionError("the listener never answered")
 
 
-@pytest.mark.parametrize(("processes", "described"), [("1", "(store: embedded)"), ("2", "(store: embedded, 2 processes)")])
+@pytest.mark.parametrize(("processes", "described"), [
+    ("1", "(store: embedded)"), ("2", "(store: embedded, 2 processes)"),
+])
 def test_the_command_speaks_lmtp_and_smtp_on_one_port_and_stops_on_sigterm(tmp_path, processes, described):
     port = free_port()
     process = subprocess.Popen(

@@ -10,8 +10,9 @@ from django.core.management.base import BaseCommand
 from mailcore.inbound.processes import ListenerProcesses
 from mailcore.inbound.server import MAX_MESSAGE_BYTES, inbound_controller
 
-# One process per core, up to 4: each keeps 8 delivery threads with a database connection apiece.
-DEFAULT_PROCESSES = min(os.cpu_count() or 1, 4)
+# One process per core this process may use, up to 4: each keeps 8 delivery threads with a database
+# connection apiece.
+DEFAULT_PROCESSES = min(os.process_cpu_count() or 1, 4)
 
 
 class Command(BaseCommand):
