@@ -3,9 +3,10 @@ GET /subscriptions/me, with the same API key on the same server. One run, one ma
 
     .venv/bin/python bench/send.py [--seconds 5] [--rounds 4] [--quick] [--profile]
 
-gunicorn (production settings, PostgreSQL in a fresh database, 8 workers x 2 gthreads) serves 16
-client threads, each on its own keep-alive connection (stdlib http.client; httpx is not a
-dependency). The two endpoints are measured in alternating rounds of fixed duration after a
+gunicorn as production runs it (gunicorn.conf.py: sync workers, 2 x CPUs + 1; production
+settings, PostgreSQL in a fresh database) serves 16 client threads, each with its own connection
+(stdlib http.client; httpx is not a dependency; sync workers close the connection after each
+answer, so each client reconnects, as a proxy in front of them does). The two endpoints are measured in alternating rounds of fixed duration after a
 warm-up. No worker runs, so the sandbox rows stay `queued`: this measures the API, not delivery
 (bench/dispatch.py measures delivery). --profile adds, in this process, the queries each request
 makes and a cProfile of both endpoints through Django's whole stack.
@@ -72,13 +73,16 @@ def product_env(data_dir: Path) -> dict[str, str]:
 
 
 class Gunicorn:
-    def __init__(self, env: dict, workers: int, threads: int, log_path: Path):
+    def __init__(self, env: dict, workers: int | None, threads: int | None, log_path: Path,
+                 worker_class: str | None = None):
         self.port = free_port()
         self.log_path = log_path
         self.command = [
             PYTHON, "-m", "gunicorn", "portal.wsgi:application",
             "--bind", f"127.0.0.1:{self.port}",
-            "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
+            "--config", str(ROOT / "gunicorn.conf.py"),
+            *(["--workers", str(workers)] if workers else []), *(["--threads", str(threads)] if threads else []),
+            *(["--worker-class", worker_class] if worker_class else []),
             "--graceful-timeout", "5", "--log-level", "warning",
         ]
         self._log = open(log_path, "wb")
@@ -136,7 +140,7 @@ class Endpoint:
 
 
 def run_load(port: int, endpoint: Endpoint, seconds: float, clients: int = CLIENTS) -> dict:
-    """`clients` threads, each with its own keep-alive connection, for `seconds`."""
+    """`clients` threads, each with its own connection (kept alive while the server allows), for `seconds`."""
     barrier = threading.Barrier(clients)
     results: list[dict] = [{} for _ in range(clients)]
 
@@ -300,8 +304,8 @@ def table(results: dict) -> str:
     http_part, config = results["http"], results["config"]
     lines = [
         "",
-        f"HTTP: gunicorn {config['gunicorn_workers']} workers x {config['gunicorn_threads']} threads (gthread), "
-        f"PostgreSQL, DJANGO_ENV=production, {CLIENTS} keep-alive clients, "
+        f"HTTP: gunicorn {config['gunicorn']}, "
+        f"PostgreSQL, DJANGO_ENV=production, {CLIENTS} clients, "
         f"{config['rounds']} x {config['seconds']:g} s per endpoint",
         f"  {'endpoint':<28}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'p99/p50':>9}{'requests':>10}{'errors':>8}",
     ]
@@ -327,10 +331,19 @@ def table_rows(http_part: dict) -> list[dict]:
     ]
 
 
+def gunicorn_shape(args) -> str:
+    """What the server ran as: gunicorn.conf.py's settings unless the command line overrode them."""
+    workers = args.workers or int(os.environ.get("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1) + 1)
+    worker_class = args.worker_class or "sync"
+    threads = f" x {args.threads} threads" if args.threads else ""
+    return f"{workers} {worker_class} workers{threads}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workers", type=int, default=8, help="gunicorn workers (default 8)")
-    parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker (default 2)")
+    parser.add_argument("--workers", type=int, help="gunicorn workers (default: gunicorn.conf.py's)")
+    parser.add_argument("--threads", type=int, help="gunicorn threads per worker (with --worker-class gthread)")
+    parser.add_argument("--worker-class", help="gunicorn worker class (default: gunicorn.conf.py's, sync)")
     parser.add_argument("--seconds", type=float, default=5, help="seconds per measured round and endpoint")
     parser.add_argument("--rounds", type=int, default=4, help="measured rounds per endpoint, alternating order")
     parser.add_argument("--warmup", type=float, default=3, help="warm-up seconds per endpoint")
@@ -365,9 +378,10 @@ def main() -> int:
         seeded = json.loads(manage(env, "seed_demo", "--json").strip().splitlines()[-1])
         api_key = seeded["accounts"]["premium"]["api_key"]
 
-        server = Gunicorn(env, args.workers, args.threads, temp / "gunicorn.log")
+        server = Gunicorn(env, args.workers, args.threads, temp / "gunicorn.log", args.worker_class)
         server.wait_ready(api_key)
-        log(f"gunicorn up on 127.0.0.1:{server.port}: {args.workers} workers x {args.threads} threads")
+        shape = gunicorn_shape(args)
+        log(f"gunicorn up on 127.0.0.1:{server.port}: {shape}")
         http_results = http_benchmark(server.port, api_key, args.seconds, args.rounds, args.warmup)
         server.stop()
         server = None
@@ -389,7 +403,7 @@ def main() -> int:
             "timestamp": utc_timestamp(),
             "machine": machine(load_average_at_start=load_at_start, load_average_at_end=load_average()),
             "commit": git_commit(),
-            "config": {"gunicorn_workers": args.workers, "gunicorn_threads": args.threads, "clients": CLIENTS,
+            "config": {"gunicorn": shape, "clients": CLIENTS,
                        "seconds": args.seconds, "rounds": args.rounds, "warmup_seconds": args.warmup,
                        "database": "postgresql", "django_env": "production"},
             "http": http_results,

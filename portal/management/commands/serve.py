@@ -22,8 +22,7 @@ class Command(BaseCommand):
         python = sys.executable
         web = [
             python, "-m", "gunicorn", "portal.wsgi:application",
-            "--bind", f"{host}:{port}", "--workers", os.environ.get("WEB_CONCURRENCY", "2"),
-            "--threads", "4", "--access-logfile", "-", "--graceful-timeout", "5",
+            "--config", str(settings.BASE_DIR / "gunicorn.conf.py"), "--bind", f"{host}:{port}", "--access-logfile", "-",
         ]
         if settings.REDIS_URL:
             worker = [python, "-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "INFO"]
