@@ -21,11 +21,10 @@ from dataclasses import dataclass
 
 from django.db import connections
 
+from mailcore.inbound.server import HAND_OVER, handed_controller
 from mailcore.store.lmtp import parse_hostport
 
 log = logging.getLogger(__name__)
-
-HAND_OVER = b"c"  # the byte each handed connection travels with
 
 
 @dataclass
@@ -116,7 +115,6 @@ class ListenerProcesses:
 def _serve_handed(index: int, channel: socket.socket, inherited: list[socket.socket], ended,
                   max_message_bytes: int) -> None:
     """A child: serve the sessions the parent hands over until SIGTERM or the parent is gone."""
-    from mailcore.inbound.server import handed_controller
 
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())

@@ -23,7 +23,6 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 
 from mailcore.inbound.delivery import STORE_UNAVAILABLE, deliver_each
-from mailcore.inbound.processes import HAND_OVER
 from mailcore.store.lmtp import lmtp_close, parse_hostport
 from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
 
@@ -32,6 +31,7 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 35 * 1024 * 1024  # the largest plan's attachment cap, advertised as SIZE
 ONE_RECIPIENT_PER_SMTP_TRANSACTION = "452 4.5.3 One recipient per transaction here, send the others separately"
 DELIVERY_THREADS = 8
+HAND_OVER = b"c"  # the byte each connection handed over by the listener's parent (processes.py) travels with
 RECHECK_AFTER_IDLE_SECONDS = 1.0
 
 
