@@ -2,6 +2,7 @@
 ids, one message with sanitized HTML and attachment references, search, folders, and changes
 (flags, labels, folder, delete). Listing and searching a connected mailbox record a successful use
 (its "cached IMAP session"). Interfaces only add what is theirs, such as the URL an attachment is fetched at."""
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -106,6 +107,15 @@ def inbox_attachment(*, mailbox: Mailbox, folder: str, uid: int, index: int) -> 
 
 def inbox_folders(*, mailbox: Mailbox) -> list[Folder]:
     return store_for(mailbox).folders()
+
+
+def inbox_folders_started(*, mailbox: Mailbox) -> Callable[[], list[Folder]]:
+    """inbox_folders() begun now, beside the caller's own store work where the store can (the IMAP
+    store reads them on a second connection); call the result for them. Other stores read them
+    when called: the embedded store's reads are queries on the caller's database connection."""
+    store = store_for(mailbox)
+    started = getattr(store, "folders_started", None)
+    return started() if started is not None else store.folders
 
 
 def message_delete(*, mailbox: Mailbox, folder: str, uid: int) -> None:

@@ -80,10 +80,13 @@ RECORDS = [
 ]
 
 
-@pytest.mark.parametrize("records", [RECORDS, [b"15 (UID 10 FLAGS (%odd))"], [b'16 (UID 11 X "unclosed)']])
+@pytest.mark.parametrize("records", [RECORDS, [b"15 (UID 10 FLAGS (%odd))"], [b'16 (UID 11 X "unclosed)'],
+                                     [b"17 (UID 12 FLAGS (\\Seen)))"], [b"18 (UID 13 X a[b)"],
+                                     [b"19 (UID 14 X [a] Y b[c]d[e])"], [b'20 (UID 15 X "" Y "\\\\")']])
 def test_crafted_answers_read_as_imapclient_reads_them(records):
-    """Quoted strings with escapes, literals, NIL, numbers with a leading zero, sections, bad dates,
-    unsolicited FETCH lines; what the fast reader does not handle goes to imapclient's parser."""
+    """Quoted strings with escapes, literals, NIL, numbers with a leading zero, sections, a lone [, a
+    parenthesis too many, bad dates, unsolicited FETCH lines; what the fast reader does not handle
+    goes to imapclient's parser."""
     for by_uid in (False, True):
         try:
             expected = parse_fetch_response(records, False, by_uid)

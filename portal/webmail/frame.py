@@ -3,7 +3,7 @@ most once per request and only when a template asks: the `webmail` template vari
 from functools import cached_property
 
 from mailcore.errors import DomainError
-from mailcore.inbox.services import inbox_folders
+from mailcore.inbox.services import inbox_folders, inbox_folders_started
 from mailcore.mailboxes.selectors import labels_for_mailbox
 from mailcore.store.base import Folder
 from portal.webmail.access import webmail_session
@@ -12,11 +12,19 @@ from portal.webmail.access import webmail_session
 class WebmailFrame:
     def __init__(self, mailbox):
         self.mailbox = mailbox
+        self._folders_started = None
+
+    def start_folders(self) -> None:
+        """Begin reading the folders beside the page's own mail server work; `folders` waits for them."""
+        if "folders" not in self.__dict__ and self._folders_started is None:
+            self._folders_started = inbox_folders_started(mailbox=self.mailbox)
 
     @cached_property
     def folders(self) -> list[Folder]:
         """Empty when the mail server cannot be reached: the page still renders and says so itself."""
         try:
+            if self._folders_started is not None:
+                return self._folders_started()
             return inbox_folders(mailbox=self.mailbox)
         except DomainError:
             return []

@@ -6,6 +6,7 @@ conversation's messages wherever they are filed.
 Everything goes through mailcore.inbox.services, the service REST and MCP use. Each page works as a
 plain form without JavaScript; with htmx, the list region is swapped and an aria-live line says what
 happened."""
+from html import escape
 from urllib.parse import urlencode
 
 from django import forms
@@ -137,25 +138,55 @@ def _date_text(when, months: dict) -> str:
     return f"{when.day} {months[when.month]} {when.year:04d}, {when.hour:02d}:{when.minute:02d}"
 
 
-def _rows(listing, labels, link, *, show_recipient: bool) -> list[dict]:
-    """What each row of the list shows, prepared here once rather than by template filters per row."""
-    rows, months = [], {}
-    for item in listing.messages:
-        message = item.summary
-        who = message.to if show_recipient else message.from_
-        when = template_localtime(message.date) if message.date else None
-        rows.append({
-            # digits and our own class names: nothing to format or escape per row
-            "uid": mark_safe(str(int(message.uid))), "seen": message.seen, "starred": message.starred,  # noqa: S308
-            "classes": mark_safe(("" if message.seen else " mail-row--unread")  # noqa: S308
-                                 + (" mail-row--starred" if message.starred else "")),
-            "subject": message.subject or "(no subject)", "link": link(message.uid),
-            "has_attachments": message.has_attachments, "who": who,
-            "who_name": sender_name(who) or ("(no recipient)" if show_recipient else "(unknown sender)"),
-            "labels": [label for label in labels if label.pk in item.labels],
-            "date": when and when.isoformat(), "date_text": when and _date_text(when, months),  # date:"c" is isoformat
-        })
-    return rows
+# One row of the list, built here rather than by the template per row (50 rows through the engine
+# were a third of the page). Every value from the message, the labels or a URL goes through
+# html.escape, which is what the template engine's autoescape (django.utils.html.escape) applies;
+# format_html would too, at five times the cost per value.
+_ROW = (
+    '\n          <tr class="mail-row{classes}" data-message-row data-uid="{uid}">\n'
+    '            <td class="mail-row__select"><input type="checkbox" name="uids" value="{uid}" id="select-{uid}" '
+    'aria-label="Select message {subject}"></td>\n'
+    '            <td class="mail-row__star">{star}</td>\n'
+    '            <td class="mail-row__who"><span title="{who}">{who_name}</span></td>\n'
+    '            <td class="mail-row__subject">\n'
+    '              <a href="{link}" data-open>{subject}</a>{unread}\n'
+    '              {clip}\n'
+    '              {labels}\n'
+    '            </td>\n'
+    '            <td class="mail-row__date nowrap">{date}</td>\n'
+    '          </tr>\n        '
+)
+_STAR = ('<span class="mail-star" title="Starred"><span class="mail-icon" aria-hidden="true">{}</span>'
+         '<span class="visually-hidden">Starred</span></span>')
+_CLIP = ('<span class="mail-clip" title="Has attachments"><span class="mail-icon" aria-hidden="true">{}</span>'
+         '<span class="visually-hidden">(has attachments)</span></span>')
+_UNREAD = '<span class="visually-hidden"> (unread)</span>'
+
+
+def _row(message, labels, link, icons: dict, months: dict, *, show_recipient: bool) -> str:
+    """One row's HTML: our markup and icons as they are, every other value escaped."""
+    who = message.to if show_recipient else message.from_
+    when = template_localtime(message.date) if message.date else None
+    return _ROW.format(
+        uid=int(message.uid),
+        classes=("" if message.seen else " mail-row--unread") + (" mail-row--starred" if message.starred else ""),
+        subject=escape(message.subject or "(no subject)"), link=escape(link(message.uid)), who=escape(who),
+        who_name=escape(sender_name(who) or ("(no recipient)" if show_recipient else "(unknown sender)")),
+        star=_STAR.format(icons["star"]) if message.starred else "", unread="" if message.seen else _UNREAD,
+        clip=_CLIP.format(icons["paperclip"]) if message.has_attachments else "",
+        labels="".join(f'<span class="mail-label" style="--label-color: {escape(label.color)}">'
+                       f"{escape(label.name)}</span>" for label in labels),
+        # date:"c" is isoformat
+        date=f'<time datetime="{when.isoformat()}">{escape(_date_text(when, months))}</time>' if when else "",
+    )
+
+
+def _rows_html(listing, labels, link, *, show_recipient: bool) -> str:
+    """The list's rows as HTML (see _ROW)."""
+    months, icons = {}, _icons()
+    rows = "".join(_row(item.summary, [label for label in labels if label.pk in item.labels], link, icons, months,
+                        show_recipient=show_recipient) for item in listing.messages)
+    return mark_safe(rows)  # noqa: S308 - every value in it escaped by _row
 
 
 def _icons() -> dict:
@@ -164,24 +195,33 @@ def _icons() -> dict:
 
 
 def _listing_context(request, mailbox, name: str) -> tuple[dict, int]:
-    frame = _frame(request, name)
-    if frame["folders"] and name not in {found.name for found in frame["folders"]}:
-        raise Http404(f"No folder {name}.")
-    form = SearchForm(request.GET or None, labels=frame["labels"])
-    context = {**frame, "form": form, "listing": None, "searching": False, "bulk_limit": BULK_LIMIT,
-               "special_use": next((f.special_use for f in frame["folders"] if f.name == name), None)}
-    if request.GET and not form.is_valid():
-        return context, 400
+    """The page of a folder. The sidebar's folders are read on a second mail server connection while
+    this one lists the page; the page is a 404 once they show the folder does not exist."""
+    webmail_frame(request).start_folders()
+    labels = webmail_frame(request).labels
+    form = SearchForm(request.GET or None, labels=labels)
+    valid = not request.GET or form.is_valid()
     data = getattr(form, "cleaned_data", {})
     criteria = form.criteria() if data else Criteria()
     sort, reverse = data.get("sort") or "arrival", data.get("order") != "asc"
     page = data.get("page") or 1
-    try:
-        listing = inbox_list(mailbox=mailbox, folder=name, page=page, per_page=PER_PAGE, criteria=criteria,
-                             sort=sort, reverse=reverse, labels=frame["labels"])
-    except StoreError as exc:
-        context["problem"] = _store_problem(exc)
-        return context, 503 if isinstance(exc, StoreUnavailable) else 400
+    listing = problem = None
+    if valid:
+        try:
+            listing = inbox_list(mailbox=mailbox, folder=name, page=page, per_page=PER_PAGE, criteria=criteria,
+                                 sort=sort, reverse=reverse, labels=labels)
+        except StoreError as exc:
+            problem = exc
+    frame = _frame(request, name)
+    if frame["folders"] and name not in {found.name for found in frame["folders"]}:
+        raise Http404(f"No folder {name}.")
+    context = {**frame, "form": form, "listing": None, "searching": False, "bulk_limit": BULK_LIMIT,
+               "special_use": next((f.special_use for f in frame["folders"] if f.name == name), None)}
+    if not valid:
+        return context, 400
+    if problem is not None:
+        context["problem"] = _store_problem(problem)
+        return context, 503 if isinstance(problem, StoreUnavailable) else 400
     pages = max(1, -(-listing.total // PER_PAGE))
     show_recipient = context["special_use"] in {"\\Sent", "\\Drafts"}
     context.update({
@@ -190,9 +230,8 @@ def _listing_context(request, mailbox, name: str) -> tuple[dict, int]:
         "previous_query": form.query(page=page - 1) if page > 1 else None,
         "next_query": form.query(page=page + 1) if page < pages else None,
         "show_recipient": show_recipient,
-        "rows": _rows(listing, frame["labels"], _message_link(name, context["special_use"]),
-                      show_recipient=show_recipient),
-        "icons": _icons() if listing.messages else {},
+        "rows_html": _rows_html(listing, labels, _message_link(name, context["special_use"]),
+                                show_recipient=show_recipient) if listing.messages else "",
     })
     return context, 200
 
