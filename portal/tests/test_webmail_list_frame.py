@@ -65,9 +65,9 @@ def test_what_a_message_and_a_label_say_is_escaped_in_its_row(signed_in, webmail
     assert "<script>" not in page and "<i>Ours" not in page
 
 
+@pytest.mark.parametrize("webmail_owner", [pytest.param("imap", marks=pytest.mark.django_db(transaction=True))],
+                         indirect=True)  # only a mail server can be lost; the embedded store has none
 def test_a_mail_server_that_cannot_be_reached_leaves_the_page_with_its_reason(signed_in, webmail_owner, settings):
-    if settings.MAIL_STORE != "imap":
-        pytest.skip("the embedded store has no server to lose")
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         settings.IMAP_PORT = unused.getsockname()[1]  # nothing listens there once closed
