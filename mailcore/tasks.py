@@ -11,8 +11,7 @@ def sweep() -> None:
     webhook endpoint and every worker slot can take a batch; the other jobs run here in turn."""
     for job in JOBS:
         if job.drains:
-            for part in range(job_parts(job)):
-                run_job.delay(job.name, part)
+            _start_parts(job)
         else:
             job_run(job)
 
@@ -46,7 +45,11 @@ def dispatch_due_mail() -> int:
 def deliver_webhooks() -> None:
     """New events committed: each part of the webhook job runs (see run_job). Through the job and
     its part locks, never beside them, so one endpoint's deliveries stay with one run, in order."""
-    job = job_named("deliver-webhooks")
+    _start_parts(job_named("deliver-webhooks"))
+
+
+def _start_parts(job) -> None:
+    """A run_job task for each part of a batch job (one, for a job that does not run in parts)."""
     for part in range(job_parts(job)):
         run_job.delay(job.name, part)
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.message import EmailMessage
 from email.parser import BytesParser
-from email.policy import EmailPolicy
+from email.policy import EmailPolicy, linesep_splitter
 from email.utils import getaddresses, parsedate_to_datetime
 from functools import lru_cache
 
@@ -18,10 +18,7 @@ class _RememberingPolicy(EmailPolicy):
     def header_fetch_parse(self, name, value):
         if hasattr(value, "name"):  # as EmailPolicy: already a header object
             return value
-        return _parsed_header(self.header_factory, name, "".join(_LINE_BREAK.split(value)))
-
-
-_LINE_BREAK = re.compile(r"\n|\r")  # EmailPolicy's own (str.splitlines would split on more)
+        return _parsed_header(self.header_factory, name, "".join(linesep_splitter.split(value)))
 
 
 @lru_cache(maxsize=1024)

@@ -5,7 +5,7 @@ canonicalization, body hash, tag list and folding are dkimpy's."""
 import base64
 import re
 from datetime import UTC, datetime
-from email.message import EmailMessage
+from types import SimpleNamespace
 
 import dkim
 import pytest
@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from mailcore.domains.dkim import DkimFormatError, dkim_key_for, dkim_public_record, dkim_sign
 from mailcore.domains.models import DkimKey
+from mailcore.sending.compose import compose
 
 NOON = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
@@ -46,21 +47,21 @@ def signed_names(signed: bytes) -> list[str]:
 
 
 def composed() -> bytes:
-    """A message as dispatch builds it (mailcore.sending.compose): text and HTML, CRLF, bulk headers first."""
-    message = EmailMessage()
-    message["From"] = "Alice Example <alice@example.test>"
-    message["To"] = "bob@example.org, Carol <carol@example.net>"
-    message["Subject"] = "Your report for November – résumé inside"
-    message["Date"] = "Wed, 25 Nov 2026 12:00:00 +0000"
-    message["Message-ID"] = "<20261125120000.abc123@example.test>"
-    message["MIME-Version"] = "1.0"
-    message.set_content("Hello Bob,\n\n" + "Here are this month's figures, as you asked. " * 6 + "\n\nAlice\n")
-    message.add_alternative("<html>\n  <body>\n    <p>Hello Bob,</p>\n    <p>"
-                            + "Here are this month's figures, as you asked. " * 6 + "</p>\n  </body>\n</html>\n",
-                            subtype="html")
-    return (b"List-Unsubscribe: <https://example.test/u/abcdef0123456789>, <mailto:unsub+abc@example.test>\r\n"
-            b"List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\nFeedback-ID: c17:news:mailwell\r\n"
-            + message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
+    """A bulk message as dispatch builds it: mailcore.sending.compose's own output (text and HTML,
+    CRLF, the bulk headers first)."""
+    sender = SimpleNamespace(display_name="Alice Example", address="alice@example.test", signature_html="")
+    figures = "Here are this month's figures, as you asked. " * 6
+    payload = {"to": ["bob@example.org", "Carol <carol@example.net>"], "cc": [], "reply_to": "",
+               "subject": "Your report for November – résumé inside", "attachments": [],
+               "body_text": f"Hello Bob,\n\n{figures}\n\nAlice\n",
+               "body_html": f"<html>\n  <body>\n    <p>Hello Bob,</p>\n    <p>{figures}</p>\n  </body>\n</html>\n",
+               "headers": [("List-Unsubscribe",
+                            "<https://example.test/u/abcdef0123456789>, <mailto:unsub+abc@example.test>"),
+                           ("List-Unsubscribe-Post", "List-Unsubscribe=One-Click"),
+                           ("Feedback-ID", "c17:news:mailwell")]}
+    return compose(mailbox=sender, payload=payload, message_id="abc123",
+                   rfc_message_id="<20261125120000.abc123@example.test>", track_opens=False,
+                   date=datetime(2026, 11, 25, 12, 0, tzinfo=UTC)).raw
 
 
 HEAD = b"From: Alice <alice@example.test>\r\nTo: bob@example.org\r\nSubject: Hello\r\n"

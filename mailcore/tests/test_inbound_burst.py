@@ -39,12 +39,16 @@ def lmtp_connections(dovecot) -> int:
     return len(re.findall(r"lmtp\(\d+\): Info: Connect from", dovecot.log()))
 
 
-def test_a_burst_lands_in_dovecot_once_per_recipient_over_kept_lmtp_sessions(plans, imap_settings, settings,
-                                                                               tmp_path):
+@pytest.fixture
+def domain(plans, imap_settings, settings, tmp_path):
+    """A verified domain of its own (mail in Dovecot outlives the test database), no relay."""
     settings.SMTP_URL = ""
     settings.DATA_DIR = tmp_path
     account = Account.objects.create(name="Owner", plan=Plan.objects.get(code="premium"))
-    domain = domain_mark_verified(domain=domain_create(account=account, name=f"d{uuid.uuid4().hex[:10]}.test"))
+    return domain_mark_verified(domain=domain_create(account=account, name=f"d{uuid.uuid4().hex[:10]}.test"))
+
+
+def test_a_burst_lands_in_dovecot_once_per_recipient_over_kept_lmtp_sessions(domain, imap_settings):
     ann = mailbox_create(domain=domain, local_part="ann", password="ann password 1")
     bob = mailbox_create(domain=domain, local_part="bob", password="bob password 1")
     connections_before = lmtp_connections(imap_settings)
@@ -72,12 +76,7 @@ def transactions(dovecot, message_id: str) -> set[str]:
     return set(re.findall(rf"lmtp\([^)]*\)<\d+><([^>:]+)[^>]*>: Info: msgid={re.escape(message_id)}", dovecot.log()))
 
 
-def test_a_message_to_three_mailboxes_is_one_lmtp_transaction_with_a_reply_for_each(plans, imap_settings, settings,
-                                                                                    tmp_path):
-    settings.SMTP_URL = ""
-    settings.DATA_DIR = tmp_path
-    account = Account.objects.create(name="Owner", plan=Plan.objects.get(code="premium"))
-    domain = domain_mark_verified(domain=domain_create(account=account, name=f"d{uuid.uuid4().hex[:10]}.test"))
+def test_a_message_to_three_mailboxes_is_one_lmtp_transaction_with_a_reply_for_each(domain, imap_settings):
     tiny = Plan.objects.create(code="tiny", name="Tiny", rank=9, sends_per_day=1, sends_per_hour=1, storage_mb=1,
                                attachment_max_mb=1)
     ann, bob = (mailbox_create(domain=domain, local_part=name, password="box password 1") for name in ("ann", "bob"))

@@ -87,13 +87,14 @@ class Command(BaseCommand):
             wakes = {job.woken_by: woken[job.name] for job in jobs if job.woken_by}
             threads.append(threading.Thread(target=listen_for_wakes, args=(wakes, stopping), name="listen",
                                             daemon=True))
-        if part == 0 and (parts := max(job_parts(job) for job in JOBS)) > 1:
+        parts = max(job_parts(job) for job in JOBS)
+        if part == 0 and parts > 1:
             threads.append(threading.Thread(target=run_parts, args=(parts, stopping), name="parts", daemon=True))
         for thread in threads:
             thread.start()
         if part == 0:
             self.stdout.write(f"worker: {len(JOBS)} jobs, checking every {settings.SWEEP_INTERVAL_SECONDS}s at most; "
-                              f"mail and webhooks in {max(job_parts(job) for job in JOBS)} process(es)")
+                              f"mail and webhooks in {parts} process(es)")
         stopping.wait()
         for thread in threads:
             thread.join(timeout=15)
