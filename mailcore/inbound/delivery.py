@@ -121,8 +121,8 @@ def deliver_each(raw: bytes, envelope_from: str,
     pending = [step for step in begun if isinstance(step, _Pending)]
     try:
         copies = iter(_store_copies(message, pending))
-    except Exception as error:  # _settle answers 451 for each of them
-        copies = iter([error] * len(pending))
+    except Exception as error:  # _settle answers 451 for each that was to keep a copy; forwards are already out
+        copies = iter([error if step.keeps_copy else None for step in pending])
     settled = [step if isinstance(step, DeliveryResult)
                else _guarded(step.recipient, _settle, message, step, next(copies)) for step in begun]
     return _announced(message, settled)

@@ -9,16 +9,18 @@ import smtplib
 import uuid
 
 import pytest
+from django.utils import timezone
 
 from mailcore.accounts.models import Account, Plan
 from mailcore.domains.services import domain_create, domain_mark_verified
 from mailcore.events.models import Event
 from mailcore.inbound.server import DELIVERY_THREADS
+from mailcore.mailboxes.models import ForwardingRule
 from mailcore.mailboxes.services import mailbox_create
 from mailcore.store.factory import store_for
 from mailcore.store.lmtp import lmtp_close
 from testkit.dovecot import message
-from testkit.smtp_sink import inbound_listener
+from testkit.smtp_sink import free_port, inbound_listener
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -116,3 +118,23 @@ def test_a_kept_lmtp_session_that_dovecot_ended_is_replaced(plans, imap_settings
 
     assert inbox_count(imap_settings, mailbox.address) == 2
     assert lmtp_connections(imap_settings) == connections_before + 1
+
+
+def test_when_dovecot_cannot_take_the_copies_a_recipient_who_only_forwards_still_answers_250(domain, settings,
+                                                                                            tmp_path):
+    """Its forward is already out: a 451 would make the sender retry and forward it twice."""
+    ann, bob = (mailbox_create(domain=domain, local_part=name, password="box password 1") for name in ("ann", "bob"))
+    ForwardingRule.objects.create(mailbox=ann, forward_to="ann@elsewhere.test", keep_copy=False, enabled=True,
+                                  confirmed_at=timezone.now())
+    settings.DOVECOT_LMTP = f"127.0.0.1:{free_port()}"  # nothing listens: the copies cannot be stored
+    raw = message("Forward me")
+
+    with inbound_listener() as port, smtplib.LMTP("127.0.0.1", port) as client:
+        client.ehlo()
+        client.mail("bea@sender.test")
+        assert client.rcpt(ann.address)[0] == client.rcpt(bob.address)[0] == 250
+        replies = [client.data(raw)[0], client.getreply()[0]]  # LMTP: one reply per recipient, in order
+
+    assert replies == [250, 451]
+    [forwarded] = (tmp_path / "outbox").iterdir()  # no relay: the forward went to the local outbox, once
+    assert b"X-Outbox-Envelope-To: <ann@elsewhere.test>" in forwarded.read_bytes()
