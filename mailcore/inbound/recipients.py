@@ -6,18 +6,17 @@ Anything else is a typed rejection carrying its SMTP reply (RFC 5321 code, RFC 3
 A bulk send's signed return path (bounces+<id>-<signature>@domain, mailcore.outbound.feedback)
 resolves to that message: what arrives there is read as a report about it, never stored.
 """
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
 from django.db import connection
-from django.db.models import Model
 
 from mailcore.accounts.models import Account, Plan
 from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
 from mailcore.outbound.feedback import return_path_message
 from mailcore.outbound.models import OutboundMessage
+from mailcore.rawrows import Columns, instances, table as table_name
 
 SUBADDRESS_DELIMITER = "+"
 
@@ -81,58 +80,23 @@ def _hosted_mailbox(address: str, domain_name: str) -> Mailbox | None:
 
 
 @dataclass(frozen=True)
-class _Columns:
-    """One model's columns in a hand-written SELECT, and how their values become an instance (the
-    converters the ORM would apply: SQLite's booleans and datetimes, for instance)."""
-
-    model: type[Model]
-    sql: str
-    attnames: list[str]
-    converters: list[tuple[int, Callable, object]]  # (value's index, converter, its column expression)
-
-    @classmethod
-    def of(cls, model: type[Model], alias: str) -> "_Columns":
-        quote, fields = connection.ops.quote_name, model._meta.concrete_fields
-        converters = []
-        for index, field in enumerate(fields):
-            column = field.get_col(alias)
-            converters.extend((index, converter, column) for converter in
-                              connection.ops.get_db_converters(column) + column.get_db_converters(connection))
-        return cls(model, ", ".join(f"{quote(alias)}.{quote(field.column)}" for field in fields),
-                   [field.attname for field in fields], converters)
-
-    def __len__(self) -> int:
-        return len(self.attnames)
-
-    def instance(self, values: tuple) -> Model:
-        values = list(values)
-        for index, converter, column in self.converters:
-            values[index] = converter(values[index], column, connection)
-        return self.model.from_db(connection.alias, self.attnames, values)
-
-
-@dataclass(frozen=True)
 class _HostedQuery:
     sql: str
-    mailbox_columns: _Columns
-    account_columns: _Columns
-    plan_columns: _Columns
+    mailbox_columns: Columns
+    account_columns: Columns
+    plan_columns: Columns
 
     def mailbox(self, row: tuple) -> Mailbox:
         """The row as the ORM's select_related would have built it, with the plan that sets the
         mailbox's quota in place: its own, else its account's (then account.plan is left to load
         on demand: delivery reads only the effective plan)."""
-        parts, start = [], 0
-        for columns in (self.mailbox_columns, self.account_columns, self.plan_columns):
-            parts.append(row[start:start + len(columns)])
-            start += len(columns)
-        mailbox, account, plan = (columns.instance(part) for columns, part in
-                                  zip((self.mailbox_columns, self.account_columns, self.plan_columns), parts))
+        columns = (self.mailbox_columns, self.account_columns, self.plan_columns)
+        mailbox, account, plan = instances(row, *columns)
         if mailbox.plan_id is None:
             account.plan = plan
         mailbox.account = account
         mailbox.plan = plan if mailbox.plan_id is not None else None
-        mailbox.has_live_rules = bool(row[start])
+        mailbox.has_live_rules = bool(row[sum(map(len, columns))])
         return mailbox
 
 
@@ -142,9 +106,8 @@ def _hosted_query(vendor: str) -> _HostedQuery:
     (mailbox_create), so the unique index finds it; a mailbox stored otherwise is still found, by
     resolve()'s case-insensitive path. One join of plans, the effective one (each join costs the
     planner more than the lookup itself)."""
-    columns = [_Columns.of(Mailbox, "m"), _Columns.of(Account, "a"), _Columns.of(Plan, "p")]
-    table = {model: connection.ops.quote_name(model._meta.db_table)
-             for model in (Mailbox, Account, Plan, Domain, ForwardingRule)}
+    columns = [Columns.of(Mailbox, "m"), Columns.of(Account, "a"), Columns.of(Plan, "p")]
+    table = {model: table_name(model) for model in (Mailbox, Account, Plan, Domain, ForwardingRule)}
     sql = (
         f"SELECT {', '.join(part.sql for part in columns)}, "
         f"EXISTS (SELECT 1 FROM {table[ForwardingRule]} r WHERE r.mailbox_id = m.id AND r.enabled = %s "
