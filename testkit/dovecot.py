@@ -116,7 +116,7 @@ def _master_users(user: str, password: str) -> str:
 
 
 def _instance_config(directory: Path, imap_port: int, lmtp_port: int, sql_file: Path, driver: str,
-                     dict_file: Path, submission_port: int) -> str:
+                     dict_file: Path, quota_file: Path, submission_port: int) -> str:
     return f"""# One test run's Dovecot: instance values only; the service is the shared file.
 !include {CONFIG_DIR / "mailwell.conf"}
 
@@ -162,6 +162,7 @@ userdb {{
 }}
 dict {{
   sieve = {driver}:{dict_file}
+  quota = {driver}:{quota_file}
 }}
 # The dict process reads the test database as root: pytest's SQLite file sits in a private
 # temporary directory (production's dict reads PostgreSQL as the dovecot user).
@@ -242,9 +243,12 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
     dict_file = directory / "dovecot-dict-sieve.conf.ext"
     dict_file.write_text(f"connect = {connect}\n!include {CONFIG_DIR / 'dovecot-dict-sieve-maps.conf.ext'}\n")
     dict_file.chmod(0o600)
+    quota_file = directory / "dovecot-dict-quota.conf.ext"
+    quota_file.write_text(f"connect = {connect}\n!include {CONFIG_DIR / 'dovecot-dict-quota-maps.conf.ext'}\n")
+    quota_file.chmod(0o600)
     config = directory / "dovecot.conf"
     config.write_text(_instance_config(directory, instance.imap_port, instance.lmtp_port, sql_file, driver,
-                                       dict_file, submission_port))
+                                       dict_file, quota_file, submission_port))
 
     with open(directory / "stderr.log", "wb") as stderr:
         process = subprocess.Popen(

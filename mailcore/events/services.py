@@ -3,6 +3,7 @@ import json
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 from mailcore.accounts.models import Account
 from mailcore.events.catalog import EVENTS
@@ -39,10 +40,7 @@ def emit_many(raised: list[Raised]) -> list[Event]:
     if not raised:
         return []
     with transaction.atomic(savepoint=False):
-        events = Event.objects.bulk_create([
-            Event(account=item.account, name=item.name, sandbox=item.sandbox,
-                  data={**item.data, "sandbox": True} if item.sandbox else dict(item.data))
-            for item in raised])
+        events = _insert_events(raised)
         endpoints_of = _subscriptions({event.account_id for event in events})
         rows = [WebhookDelivery(endpoint_id=endpoint_id, event=event, next_attempt_at=event.created_at)
                 for event in events for endpoint_id, names in endpoints_of.get(event.account_id, [])
@@ -51,6 +49,33 @@ def emit_many(raised: list[Raised]) -> list[Event]:
             WebhookDelivery.objects.bulk_create(rows)
             transaction.on_commit(lambda: enqueue(DELIVER_WEBHOOKS))
         return events
+
+
+def _insert_events(raised: list[Raised]) -> list[Event]:
+    """The events in one INSERT written by hand (every inbound message and dispatch batch writes
+    some; bulk_create spent more CPU building the statement than the database spent on it)."""
+    now, data_field = timezone.now(), Event._meta.get_field("data")
+    rows = [(item.account.pk, item.name, {**item.data, "sandbox": True} if item.sandbox else dict(item.data),
+             item.sandbox) for item in raised]
+    created_at = connection.ops.adapt_datetimefield_value(now)
+    values = [value for account_id, name, data, sandbox in rows
+              for value in (account_id, name, data_field.get_db_prep_save(data, connection), sandbox, created_at)]
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {connection.ops.quote_name(Event._meta.db_table)} "
+                       f"(account_id, name, data, sandbox, created_at) VALUES "
+                       f"{', '.join(['(%s, %s, %s, %s, %s)'] * len(rows))} RETURNING id", values)
+        ids = [row[0] for row in cursor.fetchall()]
+    events = []
+    for event_id, item, (account_id, name, data, sandbox) in zip(ids, raised, rows, strict=True):
+        known = {"id": event_id, "account_id": account_id, "name": name, "data": data, "sandbox": sandbox,
+                 "created_at": now}
+        event = Event.from_db(connection.alias, _EVENT_FIELDS, [known[field] for field in _EVENT_FIELDS])
+        event.account = item.account
+        events.append(event)
+    return events
+
+
+_EVENT_FIELDS = [field.attname for field in Event._meta.concrete_fields]
 
 
 def _subscriptions(account_ids: set[int]) -> dict[int, list[tuple[int, list[str]]]]:

@@ -331,8 +331,7 @@ def _owner_rules(mailbox: Mailbox, raw: bytes, envelope_from: str, uid: int) -> 
 
 def _with_usage(mailbox: Mailbox, uid: int | None, size: int) -> _Stored:
     try:
-        before, after = usage_after(mailbox, size, limit=mailbox.quota_mb * MIB,
-                                    read=store_for(mailbox).storage_used)
+        before, after = usage_after(size, read=store_for(mailbox).storage_used)
     except (StoreError, OSError) as error:  # the message is stored; only the quota warning is skipped
         log.warning("storage of %s unknown after delivery: %s", mailbox.address, error)
         return _Stored(uid, size, None, None)

@@ -11,6 +11,7 @@ HandedController, serving the sessions the parent accepted.
 """
 import asyncio
 import logging
+import re
 import socket
 import threading
 import time
@@ -91,11 +92,28 @@ def _one_line(reply: str) -> str:
     return " ".join(reply.split())
 
 
+# <dot-atom@domain> and what follows it: the path Postfix writes for every MAIL and RCPT.
+_PLAIN_PATH = re.compile(r"<((?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+\.)*[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+                         r"@(?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+)>(.*)", re.DOTALL)
+
+
 class InboundProtocol(SMTP):
     """aiosmtpd's SMTP, plus LHLO switching the session to LMTP's per-recipient replies."""
 
     speaks_lmtp = False
     on_session_end = None  # called when the connection closes (a process serving handed sessions counts them)
+
+    def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
+        """aiosmtpd's reading of a MAIL or RCPT path, with a fast path for the plain form: its own
+        runs the RFC 5322 header parser (and defines a class) for every address, about a tenth of
+        the listener's CPU. Anything else (quoted local parts, comments, UTF-8) goes to it."""
+        plain = _PLAIN_PATH.fullmatch(arg.lstrip())
+        if plain is None or "(" in plain[2]:  # a comment after the path: the parser's to read
+            return super()._getaddr(arg)
+        address, rest = plain.groups()
+        if self.local_part_limit and len(address.rpartition("@")[0]) > self.local_part_limit:
+            return None, None
+        return address, rest.lstrip()
 
     def connection_lost(self, error: Exception | None) -> None:
         super().connection_lost(error)

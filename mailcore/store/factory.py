@@ -22,6 +22,7 @@ def store_for(mailbox: Mailbox) -> MailStore:
             timeout=settings.IMAP_TIMEOUT_SECONDS,
             # A connection stays logged in after the mailbox is switched off: only a live one reuses.
             pooled=mailbox.is_active,
+            usage_clone=mailbox.address,
         )
     from mailcore.store.embedded import EmbeddedStore
 

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from email.header import decode_header, make_header
 
 from django.conf import settings
+from django.db import connection
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
 from imapclient.datetime_util import parse_to_datetime
@@ -404,10 +405,13 @@ _ALONGSIDE = _Alongside()
 
 class ImapStore:
     def __init__(self, host: str, port: int, username: str, password: str, tls: bool, timeout: float, *,
-                 pooled: bool = False):
+                 pooled: bool = False, usage_clone: str | None = None):
+        """usage_clone: the address our Dovecot copies this mailbox's usage under (dovecot_quota);
+        None for a mailbox at another provider."""
         self.host, self.port, self.tls, self.timeout = host, port, tls, timeout
         self.username, self.password = username, password
         self.pooled = pooled
+        self.usage_clone = usage_clone
 
     def __repr__(self) -> str:
         return f"ImapStore({self.username!r} at {self.host}:{self.port})"
@@ -845,6 +849,11 @@ class ImapStore:
                     client.remove_flags(uids, [keyword], silent=True)
 
     def storage_used(self) -> int:
+        """Bytes used: our Dovecot's own copy of the figure (its quota_clone plugin keeps it in the
+        dovecot_quota table after every change), else asked over IMAP, which costs the server a login
+        as the mailbox (a mailbox elsewhere, or one Dovecot has not counted yet)."""
+        if self.usage_clone is not None and (cloned := cloned_usage(self.usage_clone)) is not None:
+            return cloned
         with self._session() as client:
             if client.has_capability("QUOTA"):
                 _roots, quotas = client.get_quota_root("INBOX")
@@ -858,6 +867,14 @@ class ImapStore:
                 if uids:
                     total += sum(item[b"RFC822.SIZE"] for item in client.fetch(uids, [b"RFC822.SIZE"]).values())
             return total
+
+
+def cloned_usage(address: str) -> int | None:
+    """The bytes Dovecot last recorded for a mailbox (docker/dovecot/dovecot-dict-quota-maps.conf.ext)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT bytes FROM dovecot_quota WHERE username = %s", [address])
+        row = cursor.fetchone()
+    return None if row is None else row[0]
 
 
 def _list_with_status(client: IMAPClient) -> tuple[list, dict[str, tuple[int, int]]]:

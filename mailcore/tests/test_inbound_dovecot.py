@@ -122,3 +122,43 @@ def test_a_connected_mailbox_at_another_provider_works_through_the_api(plans, im
     assert "remote password 1" not in stored.imap_password_encrypted
     listing = api.get("/inbox", {"email": connect["email"]}).json()
     assert [m["subject"] for m in listing["messages"]] == ["At the other provider"]
+
+
+def test_the_quota_warning_in_dovecot_mode_reads_dovecots_own_figure_without_logging_in(plans, imap_settings,
+                                                                                         settings, tmp_path):
+    """Dovecot copies each mailbox's usage into dovecot_quota (quota_clone): the listener reads it
+    there after each delivery, so the 90 % warning fires once, on the message that crosses the line,
+    and Dovecot never sees an IMAP login for it."""
+    settings.SMTP_URL = ""
+    tiny = Plan.objects.create(code="tiny1", name="Tiny", rank=99, sends_per_day=1, sends_per_hour=1, storage_mb=1,
+                               attachment_max_mb=1)
+    account = Account.objects.create(name="Owner", plan=tiny)
+    domain = domain_mark_verified(domain=domain_create(account=account, name=f"q{uuid.uuid4().hex[:10]}.test"))
+    mailbox = mailbox_create(domain=domain, local_part="full", password="owner password 1")
+    line = "x" * 998 + "\r\n"
+
+    def deliver(number: int, lines: int) -> dict:
+        raw = (f"From: bea@sender.test\r\nTo: {mailbox.address}\r\nSubject: Part {number}\r\n"
+               f"Message-ID: <q{number}@sender.test>\r\n\r\n{line * lines}").encode()
+        with smtplib.LMTP("127.0.0.1", port) as client:
+            return client.sendmail("bea@sender.test", [mailbox.address], raw)
+
+    logins_before = imap_settings.log().count(f"Master user logging in as {mailbox.address}")
+    with inbound_listener() as port:
+        assert deliver(1, 480) == {}  # about 46 %
+        assert not Event.objects.filter(name="mailbox.quota_reached").exists()
+        assert deliver(2, 470) == {}  # about 91 %
+        assert deliver(3, 10) == {}  # about 92 %: no second warning
+    assert imap_settings.log().count(f"Master user logging in as {mailbox.address}") == logins_before
+
+    imap = imaplib.IMAP4(imap_settings.host, imap_settings.imap_port)
+    try:
+        imap.login(mailbox.address, "owner password 1")
+        _, quota = imap.getquotaroot("INBOX")
+    finally:
+        imap.logout()
+    used_kib, limit_kib = map(int, re.search(rb"STORAGE (\d+) (\d+)", quota[1][0]).groups())
+    [warning] = [event.data for event in Event.objects.filter(name="mailbox.quota_reached")]
+    assert (warning["mailbox"], warning["limit_mb"], limit_kib) == (mailbox.address, 1, 1024)
+    assert abs(warning["used_mb"] * 1024 - used_kib) < 12  # the figure after message 2, not after 3
+    assert 90 < warning["percentage"] < 92
