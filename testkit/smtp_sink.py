@@ -56,9 +56,10 @@ class SinkHandler:
 
 
 @contextmanager
-def smtp_sink(*, server_options: dict | None = None, **handler_options):
-    """An SMTP server on 127.0.0.1 (aiosmtpd.SMTP options in server_options); yields (port, handler)."""
-    handler = SinkHandler(**handler_options)
+def smtp_sink(*, server_options: dict | None = None, handler: SinkHandler | None = None, **handler_options):
+    """An SMTP server on 127.0.0.1 (aiosmtpd.SMTP options in server_options); yields (port, handler).
+    `handler`: a SinkHandler subclass's instance that behaves otherwise somewhere."""
+    handler = handler or SinkHandler(**handler_options)
     port = free_port()
     controller = Controller(handler, hostname="127.0.0.1", port=port, **(server_options or {}))
     controller.start()

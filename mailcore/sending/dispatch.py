@@ -11,6 +11,7 @@ a worker killed before its batch is recorded costs no second copy: the next clai
 records those answers instead of sending again. Only a kill between the relay's answer and that
 one UPDATE can send a message twice, the same window as when each message was recorded alone.
 """
+import json
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -267,18 +268,20 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
 
 def _note_hand_over(message: OutboundMessage, outcomes: list[Outcome]) -> None:
     """The relay's answers on the row, committed before anything else happens to the batch; the
-    batch's record (which writes the payload without them) clears the note."""
-    answers = [[outcome.recipient, outcome.status, outcome.reply] for outcome in outcomes]
-    payload = OutboundMessage._meta.get_field("payload").get_db_prep_save({**message.payload, "handed_over": answers},
-                                                                          connection)
-    update = f'UPDATE "{OutboundMessage._meta.db_table}" SET "payload" = %s'
+    batch's record (which writes the payload without them) clears the note. Only the answers travel:
+    the database sets the one key in the stored payload (bodies and attachments stay where they are)."""
+    answers = json.dumps([[outcome.recipient, outcome.status, outcome.reply] for outcome in outcomes])
+    table = connection.ops.quote_name(OutboundMessage._meta.db_table)
     if connection.vendor == "postgresql":
         # One round trip that does not wait for the WAL flush (synchronous_commit off for this
         # statement's own transaction): a killed worker loses nothing committed; only a crash of
         # PostgreSQL itself could lose the note, and with it the batch's record, costing one copy more.
-        update += " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
+        update = (f"UPDATE {table} SET payload = jsonb_set(payload, '{{handed_over}}', %s::jsonb) "
+                  "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed")
+    else:
+        update = f"UPDATE {table} SET payload = json_set(payload, '$.handed_over', json(%s))"
     with connection.cursor() as cursor:
-        cursor.execute(f'{update} WHERE "id" = %s', [payload, message.pk])
+        cursor.execute(f"{update} WHERE id = %s", [answers, message.pk])
 
 
 def _record(attempts: list[Attempt]) -> bool:

@@ -3,8 +3,10 @@ and events written together; a relay that drops the connection mid-batch costs o
 was carrying (retried on the schedule), claims held by another worker are left alone, abandoned ones
 are taken again. The relay is a real SMTP server on loopback (testkit.smtp_sink), which counts the
 sessions clients open."""
+import asyncio
 import os
 import signal
+import threading
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -24,7 +26,7 @@ from mailcore.sending.services import mail_send
 from mailcore.store.factory import store_for
 from mailcore.sweep import job_named, job_pause, job_run
 from testkit.factories import make_mailbox
-from testkit.smtp_sink import free_port
+from testkit.smtp_sink import SinkHandler, free_port, smtp_sink
 from testkit.worker_process import WorkerProcess, wait_until
 
 SENDER = "news@example.test"
@@ -284,3 +286,57 @@ def test_with_two_worker_processes_the_batches_go_out_side_by_side_each_message_
     assert Event.objects.filter(name="email.sent").count() == 300
     assert "Traceback" not in worker.output()
     assert "the main worker is gone" in worker.output()
+
+
+class HeldAtThird(SinkHandler):
+    """A relay that holds the third message's DATA until `gate` opens, then refuses it (451): the
+    worker sending it is killed meanwhile, so that message never left."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = threading.Event()
+        self.held = False
+
+    async def handle_DATA(self, server, session, envelope):
+        if len(self.messages) == 2 and not self.held:
+            self.held = True
+            await asyncio.get_running_loop().run_in_executor(None, self.gate.wait)
+            return "451 4.3.0 Try again later"
+        return await super().handle_DATA(server, session, envelope)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_batch_leaves_each_handed_over_message_noted_and_none_goes_out_twice(
+        plans, alice, mailbox, settings, tmp_path):
+    held = HeldAtThird()
+    with smtp_sink(handler=held) as (port, _):
+        for n in range(5):
+            send(alice, f"reader{n}@remote.test")
+        smtp_url = f"smtp://127.0.0.1:{port}"
+        worker = WorkerProcess(tmp_path / "worker", SMTP_URL=smtp_url, WORKER_PROCESSES="1")
+        try:
+            worker.start()
+            wait_until(lambda: len(held.messages) == 2 and OutboundMessage.objects.filter(
+                payload__has_key="handed_over").count() == 2, what="two messages handed over and noted",
+                workers=[worker])
+            worker.kill()  # SIGKILL while the third is in the relay's hands
+            held.gate.set()
+            noted = {message.payload["to"][0]: message.payload["handed_over"]
+                     for message in OutboundMessage.objects.filter(payload__has_key="handed_over")}
+            assert noted == {f"reader{n}@remote.test": [[f"reader{n}@remote.test", "relayed", "250 2.0.0 Relayed"]]
+                             for n in range(2)}
+            assert statuses() == Counter({"sending": 5})  # the whole batch was claimed; nothing recorded
+
+            OutboundMessage.objects.update(claimed_until=timezone.now() - timedelta(seconds=1))  # claims expire
+            again = WorkerProcess(tmp_path / "again", SMTP_URL=smtp_url, WORKER_PROCESSES="1")
+            try:
+                again.start()
+                wait_until(lambda: statuses() == Counter({"sent": 5}), what="all 5 sent", workers=[again])
+            finally:
+                again.stop()
+        finally:
+            worker.stop()
+    assert Counter(to for m in held.messages for to in m.rcpt_tos) == Counter(
+        {f"reader{n}@remote.test": 1 for n in range(5)})
+    assert Event.objects.filter(name="email.sent").count() == 5
+    assert not OutboundMessage.objects.filter(payload__has_key="handed_over").exists()
