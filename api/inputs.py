@@ -9,6 +9,7 @@ import threading
 from collections.abc import Mapping
 from functools import cached_property
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.utils.serializer_helpers import BindingDict
 
@@ -70,11 +71,14 @@ def _json_type(value) -> str:
 
 
 class StrictInput(serializers.Serializer):
-    """A request body: each present value must already have its field's JSON type."""
+    """A request body: only the fields of its schema (any other key is a 422 on that key: a typo such
+    as "schedule_at" must not pass unnoticed), each present value already of its field's JSON type."""
+
+    refused: dict[str, str] = {}  # field name -> why it is refused here
 
     def to_internal_value(self, data):
         if isinstance(data, Mapping):
-            errors = {}
+            errors = {name: [self.refused.get(name, "Unknown field.")] for name in data if name not in self.fields}
             for name, field in self.fields.items():
                 if field.read_only or name not in data:
                     continue
@@ -82,19 +86,6 @@ class StrictInput(serializers.Serializer):
                     errors[name] = problem
             if errors:
                 raise serializers.ValidationError(errors)
-        return super().to_internal_value(data)
-
-
-class ClosedInput(StrictInput):
-    """A body that names only the fields of its schema: any other key is a 422 on that key."""
-
-    refused: dict[str, str] = {}  # field name -> why it is refused here
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = {name: [self.refused.get(name, "Unknown field.")] for name in data if name not in self.fields}
-            if unknown:
-                raise serializers.ValidationError(unknown)
         return super().to_internal_value(data)
 
 
@@ -117,3 +108,58 @@ class ReusedFields:
         for field in built.values():
             field.parent = self
         return built
+
+
+# What the schema states for text checked by code rather than by a pattern: the ASCII forms, which
+# generated requests use; the API also takes a name's Unicode (IDN) form and a trailing dot.
+_LABEL = "(?![Xx][Nn]--)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"  # no punycode: it must decode
+HOSTNAME_PATTERN = rf"^(?=.{{1,253}}$)(?:{_LABEL}\.)+(?![0-9]+$){_LABEL}$"
+# A URL's host in at most five labels of at most 40 characters (within DNS's 253), and at most 1,500
+# characters after it: the bounds are in the pattern (no maxLength beside it, which would have the
+# fuzzer build strings of exactly that length).
+_SHORT_LABEL = "(?![Xx][Nn]--)[A-Za-z0-9](?:[A-Za-z0-9-]{0,38}[A-Za-z0-9])?"
+_URL_REST = (rf"://(?:localhost|(?:{_SHORT_LABEL}\.){{1,4}}[A-Za-z]{{2,40}})(?::[0-9]{{1,5}})?"
+             r"(?:[/?#][^\s\x00-\x1f\x7f\x85]{0,1500})?$")  # no space or control character, as Python's \s
+HTTP_URL_PATTERN = rf"^[Hh][Tt][Tt][Pp][Ss]?{_URL_REST}"
+HTTPS_URL_PATTERN = rf"^[Hh][Tt][Tt][Pp][Ss]{_URL_REST}"
+# An IPv4 or IPv6 address, or a network in CIDR notation (Python's ipaddress reads them).
+IP_OR_NETWORK = {"anyOf": [{"type": "string", "format": "ipv4"}, {"type": "string", "format": "ipv6"},
+                           {"type": "string", "pattern": r"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}"
+                                                         r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/(?:3[0-2]|[12]?[0-9])$"}],
+                 "description": "An IPv4 or IPv6 address, or a CIDR such as 10.0.0.0/8."}
+
+
+@extend_schema_field({"type": "string", "pattern": HTTPS_URL_PATTERN})
+class HttpsUrlField(serializers.URLField):
+    """An https URL (a webhook endpoint's; mailcore.webhooks.safety checks where it leads)."""
+
+
+@extend_schema_field({"type": "string", "format": "email", "maxLength": 320})
+class AddressField(serializers.CharField):
+    """A recipient's address; mail_send checks it (and takes an IDN domain too)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=320, **kwargs)
+
+
+@extend_schema_field({"anyOf": [{"type": "string", "format": "email", "maxLength": 320},
+                               {"type": "string", "maxLength": 0}]})
+class OptionalAddressField(AddressField):
+    """An address, or "" for none."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_blank=True, **kwargs)
+
+
+@extend_schema_field(IP_OR_NETWORK)
+class IpField(serializers.CharField):
+    """An address or network, checked by mailcore.ipnets where it is used."""
+
+
+@extend_schema_field({"type": "string", "maxLength": 253, "pattern": HOSTNAME_PATTERN,
+                      "description": "A host name with at least one dot (its Unicode form is accepted too)."})
+class HostnameField(serializers.CharField):
+    """A host name, checked by mailcore.domains.names where it is used."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=253, **kwargs)

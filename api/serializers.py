@@ -6,7 +6,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from api.inputs import ReusedFields, StrictInput
+from api.inputs import AddressField, OptionalAddressField, ReusedFields, StrictInput
+from mailcore.sending.services import MAX_UNSEND_WINDOW
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -40,7 +41,15 @@ class MailboxOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class MessageSummaryOutput(serializers.Serializer):
+class WithFrom:
+    """An output with a `from` field: a Python keyword, so it is declared as `sender` and renamed
+    here, where both the response and the OpenAPI schema read the fields."""
+
+    def get_fields(self):
+        return {("from" if name == "sender" else name): field for name, field in super().get_fields().items()}
+
+
+class MessageSummaryOutput(WithFrom, serializers.Serializer):
     uid = serializers.IntegerField()
     subject = serializers.CharField()
     sender = serializers.CharField(source="from_")
@@ -51,11 +60,6 @@ class MessageSummaryOutput(serializers.Serializer):
     size = serializers.IntegerField()
     labels = serializers.ListField(child=serializers.IntegerField())
 
-    def to_representation(self, instance):
-        data = super().to_representation(instance)
-        data["from"] = data.pop("sender")
-        return data
-
 
 class AttachmentInput(StrictInput):
     filename = serializers.CharField(max_length=255)
@@ -65,18 +69,18 @@ class AttachmentInput(StrictInput):
 
 class SendInput(ReusedFields, StrictInput):
     from_email = serializers.EmailField()
-    to = serializers.ListField(child=serializers.CharField(max_length=320), min_length=1, max_length=50)
-    cc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
-    bcc = serializers.ListField(child=serializers.CharField(max_length=320), required=False, default=list, max_length=50)
+    to = serializers.ListField(child=AddressField(), min_length=1, max_length=50)
+    cc = serializers.ListField(child=AddressField(), required=False, default=list, max_length=50)
+    bcc = serializers.ListField(child=AddressField(), required=False, default=list, max_length=50)
     subject = serializers.CharField(required=False, allow_blank=True, max_length=998)
     body_html = BodyField(required=False, allow_blank=True, trim_whitespace=False)
     body_text = BodyField(required=False, allow_blank=True, trim_whitespace=False)
     template_id = serializers.IntegerField(required=False)
     variables = serializers.DictField(required=False, default=dict)
-    reply_to = serializers.CharField(required=False, allow_blank=True, max_length=320)
+    reply_to = OptionalAddressField(required=False)
     track_opens = serializers.BooleanField(required=False, default=False)
     scheduled_at = serializers.DateTimeField(required=False)
-    unsend_window = serializers.IntegerField(required=False)
+    unsend_window = serializers.IntegerField(required=False, min_value=1, max_value=MAX_UNSEND_WINDOW)
     attachments = AttachmentInput(many=True, required=False, default=list)
     sandbox = serializers.BooleanField(required=False, default=False)
 

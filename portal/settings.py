@@ -288,13 +288,16 @@ SPECTACULAR_SETTINGS = {
     "the agent tool server and the hosting partner API. Errors are always {\"detail\": ...}; validation "
     "errors are 422 with \"errors\" per field. Request bodies are typed strictly: a value must have the JSON "
     "type the schema gives it (\"yes\" or 1 is not a boolean, \"10\" is not an integer, 123 is not a string), "
-    "else 422. Paged lists take page from 1 to 1000000; a page past the end is empty.",
+    "and a key the schema does not name is refused (a typo never passes unnoticed), else 422. An empty optional "
+    "query parameter (?status=) is the same as none. Paged lists take page from 1 to 1000000; a page past the end "
+    "is empty.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "api.schema.error_responses"],
     "ENUM_NAME_OVERRIDES": {"LapseActionEnum": "mailcore.partners.models.LapseAction",
                             "PartnerPlanEnum": ["pro", "premium"],
                             "CampaignStatusEnum": ["draft", "sending", "paused", "completed", "cancelled"]},

@@ -9,7 +9,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
 from api.hosting.contacts import ClientBookApi, group_of
-from api.inputs import ClosedInput
+from api.inputs import StrictInput
 from api.pagination import page_query
 from mailcore.campaigns import services
 from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment
@@ -136,7 +136,7 @@ class CampaignListQuery(page_query(size_name="page_size", default_size=20, max_s
     status = CampaignStatusField(required=False, help_text="Only this state.")
 
 
-class CampaignUpdateInput(ClosedInput):
+class CampaignUpdateInput(StrictInput):
     refused = {"status": "Use /send, /pause, /resume or /cancel.", "id": "Read-only.", "steps_count": "Read-only.",
                "enrolled": "Read-only.", "created_at": "Read-only."}
 
@@ -284,7 +284,7 @@ class StepOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class StepUpdateInput(ClosedInput):
+class StepUpdateInput(StrictInput):
     refused = {"id": "Read-only.", "position": "Steps keep their order; delete and add to reorder.",
                "created_at": "Read-only."}
 

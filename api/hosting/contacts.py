@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from api.hosting.access import HostingApi
 from api.hosting.views import MAILBOXES
-from api.inputs import ClosedInput
+from api.inputs import StrictInput
 from api.pagination import page_query
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.contacts import csv_io
@@ -112,7 +112,7 @@ class HostingContactListQuery(page_query(size_name="page_size", default_size=20,
                               help_text="Words that must each occur in the email, name or company (any case).")
 
 
-class HostingContactUpdateInput(ClosedInput):
+class HostingContactUpdateInput(StrictInput):
     refused = {"id": "Read-only.", "created_at": "Read-only.", "updated_at": "Read-only."}
 
     email = serializers.EmailField(max_length=320, required=False, help_text="Stored lower-cased; unique in the "
@@ -213,7 +213,7 @@ class HostingGroupOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class HostingGroupCreateInput(ClosedInput):
+class HostingGroupCreateInput(StrictInput):
     name = serializers.CharField(max_length=100, help_text="1 to 100 characters; unique in the client's contacts "
                                  "(409 otherwise).")
 
@@ -277,7 +277,7 @@ class CsvRenderer(BaseRenderer):
         return JSONRenderer().render(data)
 
 
-class CsvImportInput(ClosedInput):
+class CsvImportInput(StrictInput):
     csv = serializers.CharField(trim_whitespace=False, allow_blank=True, max_length=csv_io.MAX_CSV_BYTES,
                                 help_text="The file's text: a header row naming columns out of email (required), "
                                 "name, phone, company, notes, group (any case and order), then one contact a row. "

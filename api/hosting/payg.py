@@ -35,10 +35,23 @@ class RetailPriceOutput(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+# The largest amount in major units a request may name: ten million dollars or naira, far above any
+# price or balance, and far below what integer minor units (and a float's exact cents) can hold.
+MAX_MAJOR_AMOUNT = 10_000_000
+
+
+@extend_schema_field({"type": "number", "minimum": 0.01, "maximum": MAX_MAJOR_AMOUNT, "multipleOf": 0.01})
+class MajorAmountField(serializers.FloatField):
+    """An amount in major units with at most two decimals (billing's to_minor checks them)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=0.01, max_value=MAX_MAJOR_AMOUNT, **kwargs)
+
+
 class RetailPriceInput(StrictInput):
     plan_type = serializers.ChoiceField(choices=["pro", "premium"])
     currency = serializers.ChoiceField(choices=["usd", "ngn"])
-    retail_price = serializers.FloatField(min_value=0.01, help_text="Major units; at least the wholesale rate "
+    retail_price = MajorAmountField(help_text="Major units; at least the wholesale rate "
                                           "for that tier and currency (422 names it)")
 
 
@@ -212,7 +225,7 @@ class PayoutsOutput(serializers.Serializer):
 
 
 class PayoutInput(StrictInput):
-    amount = serializers.FloatField(min_value=0.01, help_text="Major units; at most the available balance and at "
+    amount = MajorAmountField(help_text="Major units; at most the available balance and at "
                                     "least the minimum ($20 or ₦5,000)")
     currency = serializers.ChoiceField(choices=["usd", "ngn"])
 

@@ -13,7 +13,7 @@ from api.hosting.serializers import (
     SummaryOutput,
     with_open_checkouts,
 )
-from api.inputs import StrictInput
+from api.inputs import HostnameField, StrictInput
 from api.hosting.billing import ReturnUrlField
 from billing.services.mailboxes import partner_mailbox_open, partner_mailbox_remove, partner_mailbox_renew_from_pool
 from mailcore.domains import services as domains
@@ -48,7 +48,7 @@ MAILBOX_PAGE, MAILBOX_PAGE_MAX = 50, 100
 
 
 class DomainCreateInput(StrictInput):
-    domain_name = serializers.CharField(max_length=253)
+    domain_name = HostnameField()
     client_id = serializers.IntegerField(required=False)
 
 
@@ -170,9 +170,12 @@ class HostingSettingsApi(HostingApi):
     @extend_schema(tags=["hosting: account"], request=SettingsInput, responses={200: SettingsOutput},
                    summary="Change the default lapse action for clients without an override")
     def patch(self, request):
-        data = SettingsInput(data=request.data)
+        data = SettingsInput(data=request.data, partial=True)  # PATCH: {} changes nothing
         data.is_valid(raise_exception=True)
-        return Response(SettingsOutput(partner_settings_update(partner=self.partner, **data.validated_data)).data)
+        partner = self.partner
+        if data.validated_data:
+            partner = partner_settings_update(partner=partner, **data.validated_data)
+        return Response(SettingsOutput(partner).data)
 
 
 # mailboxes

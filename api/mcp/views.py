@@ -36,6 +36,11 @@ class JsonRpcReply(serializers.Serializer):
     error = JsonRpcErrorObject(required=False)
 
 
+# One reply, or an array of them for a batch (protocol 2025-03-26).
+REPLY_OR_BATCH = {"oneOf": [{"$ref": "#/components/schemas/JsonRpcReply"},
+                            {"type": "array", "items": {"$ref": "#/components/schemas/JsonRpcReply"}}]}
+
+
 class JsonAnswers(DefaultContentNegotiation):
     """Answers are always JSON; whether the client takes JSON is checked once the key is (401 comes first)."""
 
@@ -61,9 +66,9 @@ class McpApi(APIView):
         operation_id="mcp",
         request=JsonRpcMessage,
         responses={
-            200: OpenApiResponse(JsonRpcReply, description="The JSON-RPC response (an array for a batch)."),
+            200: OpenApiResponse(REPLY_OR_BATCH, description="The JSON-RPC response (an array for a batch)."),
             202: OpenApiResponse(description="A notification (or a batch of notifications) was accepted."),
-            400: OpenApiResponse(JsonRpcReply, description="Parse error, invalid request, unsupported protocol "
+            400: OpenApiResponse(REPLY_OR_BATCH, description="Parse error, invalid request, unsupported protocol "
                                  "version; with 2026-07-28 also invalid params and header mismatch."),
             404: OpenApiResponse(JsonRpcReply, description="Protocol 2026-07-28: unknown method (-32601)."),
         },

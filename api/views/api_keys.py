@@ -5,7 +5,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.inputs import StrictInput
+from api.inputs import IpField, StrictInput
 from api.authentication import SESSION_ONLY
 from api.permissions import request_account
 from mailcore.apikeys.scopes import ALL_SCOPES
@@ -30,12 +30,12 @@ class ApiKeyCreatedOutput(ApiKeyOutput):
 
 
 class IpList(serializers.ListField):
-    child = serializers.CharField(help_text="An IPv4 or IPv6 address, or a CIDR such as 10.0.0.0/8.")
+    child = IpField()
 
 
 class ApiKeyCreateInput(StrictInput):
     name = serializers.CharField(max_length=100)
-    scopes = serializers.ListField(child=serializers.ChoiceField(choices=sorted(ALL_SCOPES)), required=False)
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=sorted(ALL_SCOPES)), required=False, min_length=1)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
     allowed_ips = IpList(required=False, allow_null=True)
     blocked_ips = IpList(required=False, allow_null=True)
@@ -46,11 +46,7 @@ class ApiKeyUpdateInput(StrictInput):
     blocked_ips = IpList(required=False, allow_null=True, help_text="Replaces the list; [] clears it.")
     is_active = serializers.BooleanField(required=False, help_text="false revokes the key for good.")
 
-    def validate(self, attrs):
-        frozen = sorted(set(self.initial_data) & {"name", "scopes", "expires_at", "key", "key_prefix"})
-        if frozen:
-            raise serializers.ValidationError({field: ["cannot change after creation"] for field in frozen})
-        return attrs
+    refused = {field: "cannot change after creation" for field in ("name", "scopes", "expires_at", "key", "key_prefix")}
 
 
 class UsageDay(serializers.Serializer):

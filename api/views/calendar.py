@@ -3,6 +3,8 @@
 one of its managed mailboxes (the one its owner sees in webmail and on the phone)."""
 from datetime import UTC, date, datetime, time, timedelta
 
+from zoneinfo import available_timezones
+
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -11,7 +13,7 @@ from rest_framework.views import APIView
 
 from api.pagination import page_query
 from api.permissions import request_account
-from api.inputs import ClosedInput
+from api.inputs import StrictInput
 from api.views.contacts import MAILBOX_HELP, managed_mailbox
 from mailcore.calendars import ical
 from mailcore.calendars.selectors import event_get, event_list
@@ -33,7 +35,7 @@ def _datetime_field(**options) -> serializers.DateTimeField:
     return serializers.DateTimeField(default_timezone=UTC, **options)
 
 
-class EventUpdateInput(ClosedInput):
+class EventUpdateInput(StrictInput):
     """Changes to an event (the whole series): only the fields sent change; any other key is a 422."""
 
     refused = {"mailbox": "An event stays in its calendar; delete it and create it in the other.",
@@ -56,8 +58,9 @@ class EventUpdateInput(ClosedInput):
         max_length=255, required=False, allow_blank=True,
         help_text="An RFC 5545 RRULE value, e.g. FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10; empty: one occurrence. "
         "Occurrences repeat in the event's timezone.")
-    timezone = serializers.CharField(
-        max_length=64, required=False, allow_blank=True,
+    timezone = serializers.ChoiceField(
+        choices=["", *sorted(available_timezones())], required=False, allow_blank=True,
+        error_messages={"invalid_choice": "Not an IANA time zone name."},
         help_text="IANA zone name (e.g. Europe/Berlin) the event is written and repeats in; empty: UTC.")
 
     def validate_color(self, value: str) -> str:
@@ -190,11 +193,16 @@ class _EventListQuery(page_query(default_size=50, max_size=100, name="EventPageQ
         return attrs
 
 
+@extend_schema_field({"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]})
+class MomentField(serializers.CharField):
+    """An ISO 8601 date or datetime, read by _moment (a date's midnight, or the end of its day)."""
+
+
 EventListQuery = type("EventListQuery", (_EventListQuery,), {
-    "from": serializers.CharField(
+    "from": MomentField(
         max_length=40, required=False,
         help_text="ISO 8601 date or datetime: events ending after it (a date: its midnight UTC; no offset: UTC)."),
-    "to": serializers.CharField(
+    "to": MomentField(
         max_length=40, required=False,
         help_text="ISO 8601 date or datetime: events starting before it (a date includes that whole day, UTC)."),
 })

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.inputs import ClosedInput
+from api.inputs import StrictInput
 from api.pagination import page_query
 from api.permissions import request_account
 from mailcore.contacts.selectors import contact_get, contact_list
@@ -35,7 +35,7 @@ def managed_mailbox(account, address: str | None) -> Mailbox | None:
     return mailbox
 
 
-class ContactUpdateInput(ClosedInput):
+class ContactUpdateInput(StrictInput):
     """Changes to a contact: only the fields sent change; any other key is a 422."""
 
     refused = {"mailbox": "A contact stays in its address book; delete it and create it in the other.",

@@ -1,13 +1,13 @@
 """/inbox: a mailbox's messages over its IMAP folders. `mailboxes:read` reads, `mailboxes:write` changes."""
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.inputs import StrictInput
 from api.pagination import page_query
-from api.serializers import MessageSummaryOutput
+from api.serializers import MessageSummaryOutput, WithFrom
 from api.permissions import request_account
 from mailcore.inbox.services import (
     inbox_attachment,
@@ -20,13 +20,14 @@ from mailcore.inbox.services import (
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import mailbox_get_by_address
 
-EMAIL_PARAM = OpenApiParameter("email", str, required=True, description="The mailbox address (one of yours).")
-FOLDER_PARAM = OpenApiParameter("folder", str, description="IMAP folder; default INBOX.")
 
 
-class MailboxQuery(serializers.Serializer):
-    email = serializers.EmailField()
-    folder = serializers.CharField(default="INBOX", max_length=255)
+class AddressQuery(serializers.Serializer):
+    email = serializers.EmailField(help_text="The mailbox address (one of yours).")
+
+
+class MailboxQuery(AddressQuery):
+    folder = serializers.CharField(default="INBOX", max_length=255, help_text="IMAP folder; default INBOX.")
 
 
 class ListQuery(MailboxQuery, page_query(default_size=50, max_size=100)):
@@ -78,12 +79,12 @@ class AttachmentOutput(serializers.Serializer):
     url = serializers.CharField()
 
 
-class MessageOutput(serializers.Serializer):
+class MessageOutput(WithFrom, serializers.Serializer):
     uid = serializers.IntegerField()
     folder = serializers.CharField()
     message_id = serializers.CharField()
     subject = serializers.CharField()
-    sender = serializers.CharField()
+    sender = serializers.CharField(source="sender")
     to = serializers.ListField(child=serializers.CharField())
     cc = serializers.ListField(child=serializers.CharField())
     reply_to = serializers.ListField(child=serializers.CharField())
@@ -99,11 +100,6 @@ class MessageOutput(serializers.Serializer):
     body_html = serializers.CharField(allow_blank=True, help_text="Sanitized for display.")
     remote_images_blocked = serializers.BooleanField()
     attachments = AttachmentOutput(many=True)
-
-    def to_representation(self, instance):
-        data = super().to_representation(instance)
-        data["from"] = data.pop("sender")
-        return data
 
 
 class MessageUpdateInput(StrictInput):
@@ -189,7 +185,7 @@ class InboxMessageApi(APIView):
 
     @extend_schema(
         tags=["inbox"],
-        parameters=[EMAIL_PARAM, FOLDER_PARAM],
+        parameters=[MailboxQuery],
         request=MessageUpdateInput,
         responses={200: MessageUpdateOutput},
         summary="Mark seen/starred, set labels, or move to another folder. Scope mailboxes:write.",
@@ -207,7 +203,7 @@ class InboxMessageApi(APIView):
 
     @extend_schema(
         tags=["inbox"],
-        parameters=[EMAIL_PARAM, FOLDER_PARAM],
+        parameters=[MailboxQuery],
         responses={204: None},
         summary="Delete a message permanently. Scope mailboxes:write.",
     )
@@ -222,7 +218,7 @@ class InboxAttachmentApi(APIView):
 
     @extend_schema(
         tags=["inbox"],
-        parameters=[EMAIL_PARAM, FOLDER_PARAM],
+        parameters=[MailboxQuery],
         responses={(200, "application/octet-stream"): bytes},
         summary="Download an attachment. Scope mailboxes:read.",
     )
@@ -242,11 +238,11 @@ class InboxFoldersApi(APIView):
 
     @extend_schema(
         tags=["inbox"],
-        parameters=[EMAIL_PARAM],
+        parameters=[AddressQuery],
         responses={200: FolderListOutput},
         summary="All IMAP folders of the mailbox. Scope mailboxes:read.",
     )
     def get(self, request):
-        query = _query(MailboxQuery, request)
+        query = _query(AddressQuery, request)
         folders = inbox_folders(mailbox=_mailbox(request, query["email"]))
         return Response(FolderListOutput({"folders": [vars(folder) for folder in folders]}).data)

@@ -19,7 +19,7 @@ class LabelOutput(serializers.Serializer):
 
 class LabelInput(StrictInput):
     name = serializers.CharField(max_length=64)
-    color = serializers.CharField(max_length=7, help_text="#rrggbb")
+    color = serializers.RegexField(r"^#[0-9A-Fa-f]{6}$", max_length=7, help_text="#rrggbb")
 
 
 class LabelListCreateApi(APIView):

@@ -1,11 +1,11 @@
 """/mailboxes: the account's mailboxes, and connecting one that lives at another provider.
 /mail/mailbox-usage: a mailbox's usage record."""
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.inputs import StrictInput
+from api.inputs import HostnameField, StrictInput
 from api.permissions import request_account
 from api.serializers import MailboxOutput
 from mailcore.inbox.connected import mailbox_connect
@@ -15,7 +15,7 @@ from mailcore.usage.selectors import mailbox_usage
 
 class ConnectInput(StrictInput):
     email = serializers.EmailField()
-    imap_host = serializers.CharField(max_length=253)
+    imap_host = HostnameField()
     imap_port = serializers.IntegerField(min_value=1, max_value=65535, default=993)
     imap_tls = serializers.BooleanField(default=True)
     username = serializers.CharField(max_length=320)
@@ -84,7 +84,7 @@ class MailboxUsageApi(APIView):
 
     @extend_schema(
         tags=["usage"],
-        parameters=[OpenApiParameter("email", str, required=True)],
+        parameters=[UsageQuery],
         responses={200: UsageOutput},
         summary="A mailbox's storage, sends today and AI requests today. Scope mailboxes:read.",
     )

@@ -8,7 +8,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.inputs import StrictInput
+from api.inputs import HttpsUrlField, IpField, StrictInput
 from api.permissions import request_account
 from mailcore.events.catalog import EVENTS
 from mailcore.webhooks.selectors import delivery_get, delivery_list, endpoint_get, endpoint_list
@@ -37,14 +37,14 @@ class EndpointWithSecretOutput(EndpointOutput):
 
 
 class EndpointCreateInput(StrictInput):
-    url = serializers.URLField(max_length=2048, help_text="An https URL")
+    url = HttpsUrlField(help_text="An https URL")
     events = serializers.ListField(child=serializers.ChoiceField(choices=sorted(EVENTS)), min_length=1)
-    allowed_ips = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    allowed_ips = serializers.ListField(child=IpField(), required=False, allow_null=True)
 
 
 class EndpointUpdateInput(StrictInput):
     is_active = serializers.BooleanField(required=False, help_text="false pauses delivery")
-    allowed_ips = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True,
+    allowed_ips = serializers.ListField(child=IpField(), required=False, allow_null=True,
                                         help_text="Replaces the list; [] or null clears it.")
 
     def validate(self, attrs):
