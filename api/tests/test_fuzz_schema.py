@@ -31,11 +31,11 @@ def _schema():
     from drf_spectacular.generators import SchemaGenerator
     from drf_spectacular.renderers import OpenApiJsonRenderer
 
-    from portal.wsgi import application
+    from django.core.wsgi import get_wsgi_application
 
     document = json.loads(OpenApiJsonRenderer().render(SchemaGenerator().get_schema(request=None, public=True)))
     loaded = schemathesis.openapi.from_dict(document)
-    loaded.app = application
+    loaded.app = get_wsgi_application()  # the app as the WSGI server runs it
     return loaded
 
 
