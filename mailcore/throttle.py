@@ -1,6 +1,8 @@
-"""Failed-login throttling shared by every password login (the JSON API's and the webmail's):
-counters per key (an address, a client IP) in the cache, LOGIN_FAILURE_LIMIT failures per
-LOGIN_FAILURE_WINDOW, then a clear error saying when to try again."""
+"""Throttles kept as counters in the cache. Failed logins, shared by every password login (the JSON
+API's and the webmail's): per key (an address, a client IP), LOGIN_FAILURE_LIMIT failures per
+LOGIN_FAILURE_WINDOW. Actions that send something to an address the caller chooses (a webhook
+test, a forwarding confirmation): a number per account and hour. Past either, a clear error saying
+when to try again (429 with Retry-After in the API)."""
 import time
 
 from django.conf import settings
@@ -39,3 +41,25 @@ def throttle_count_failure(keys: list[str]) -> None:
             cache.incr(f"{key}:count")
         except ValueError:  # expired between add and incr
             cache.add(f"{key}:count", 1, window)
+
+
+class ActionThrottled(DomainError):
+    code = ErrorCode.RATE_LIMITED
+
+
+def action_count(key: str, *, limit: int, what: str, window: int = 3600) -> None:
+    """Count one action under `key` (its account's), or refuse it once `limit` were counted in the
+    window that began with the first of them."""
+    cache.add(f"action:{key}:since", time.time(), window)
+    if cache.add(f"action:{key}:count", 1, window):
+        return
+    try:
+        count = cache.incr(f"action:{key}:count")
+    except ValueError:  # expired between add and incr
+        cache.add(f"action:{key}:count", 1, window)
+        return
+    if count > limit:
+        since = cache.get(f"action:{key}:since", time.time())
+        retry_after = max(1, int(since + window - time.time()))
+        raise ActionThrottled(f"At most {limit} {what} an hour. Try again in {retry_after} seconds.",
+                              retry_after=retry_after)

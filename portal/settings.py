@@ -305,6 +305,10 @@ SPECTACULAR_SETTINGS = {
 
 # Session tokens for browser/mobile clients of the JSON API (POST /auth/login).
 SESSION_TOKEN_TTL = timedelta(days=env_int("SESSION_TOKEN_TTL_DAYS", 30))
+# Sends to an address the caller chooses, per account and hour (429 past them): webhook tests, and
+# the confirmation mail each new forwarding rule sends.
+WEBHOOK_TESTS_PER_HOUR = env_int("WEBHOOK_TESTS_PER_HOUR", 30)
+FORWARDING_CONFIRMATIONS_PER_HOUR = env_int("FORWARDING_CONFIRMATIONS_PER_HOUR", 20)
 # Failed POST /auth/login attempts allowed per address and per email in LOGIN_FAILURE_WINDOW.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 LOGIN_FAILURE_WINDOW = timedelta(minutes=env_int("LOGIN_FAILURE_WINDOW_MINUTES", 15))

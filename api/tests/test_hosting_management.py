@@ -88,6 +88,19 @@ def confirm_path(message) -> str:
 # forwarding
 
 
+def test_confirmation_mails_are_limited_per_account_with_429_and_nothing_added(hosting, client_box, settings):
+    settings.FORWARDING_CONFIRMATIONS_PER_HOUR = 1
+    add_rule(hosting, client_box, forward_to="first@elsewhere.test")
+
+    refused = hosting.post(url(client_box, "forwarding"),
+                           {"email": "ann@acme.test", "forward_to": "second@elsewhere.test"}, format="json")
+
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 3500
+    assert refused.json()["detail"].startswith("At most 1 forwarding confirmations an hour.")
+    assert [rule.forward_to for rule in ForwardingRule.objects.all()] == ["first@elsewhere.test"]
+    assert [sent.to for sent in mail.outbox] == [["first@elsewhere.test"]]
+
+
 def test_a_new_rule_is_unconfirmed_and_mails_the_target_a_confirmation_link(hosting, client_box):
     created = add_rule(hosting, client_box, forward_to="Far@Elsewhere.test", keep_copy=False)
     rule = ForwardingRule.objects.get()

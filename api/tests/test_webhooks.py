@@ -318,3 +318,15 @@ def test_a_host_that_does_not_resolve_is_retried_not_failed(alice_api, alice, se
     delivery = WebhookDelivery.objects.get()
     assert (delivery.status, delivery.attempts) == ("pending", 1)
     assert "does not resolve" in delivery.last_error and delivery.next_attempt_at is not None
+
+
+def test_test_calls_are_limited_per_account_with_429_and_retry_after(alice_api, receiver, settings):
+    settings.WEBHOOK_TESTS_PER_HOUR = 2
+    endpoint = subscribe(alice_api, receiver)
+
+    answers = [alice_api.post(f"/webhooks/{endpoint['id']}/test") for _ in range(3)]
+
+    assert [answer.status_code for answer in answers] == [200, 200, 429]
+    assert answers[2].json()["detail"].startswith("At most 2 webhook tests an hour.")
+    assert 3500 < int(answers[2]["Retry-After"]) <= 3600
+    assert len(receiver.hits) == 2  # the refused one called nobody

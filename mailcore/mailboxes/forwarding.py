@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
+from mailcore.throttle import action_count
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,9 @@ def forwarding_rule_create(*, mailbox: Mailbox, email: str, forward_to: str, kee
     duplicate = ValidationError({"forward_to": ["this mailbox already forwards to that address"]})
     if ForwardingRule.objects.filter(mailbox=mailbox, forward_to=forward_to).exists():
         raise duplicate
+    # Each rule mails an address the caller chose: bounded per account, so it cannot be a spam cannon.
+    action_count(f"forward-confirm:{mailbox.account_id}", limit=settings.FORWARDING_CONFIRMATIONS_PER_HOUR,
+                 what="forwarding confirmations")
     try:
         with transaction.atomic():
             rule = ForwardingRule.objects.create(mailbox=mailbox, forward_to=forward_to, keep_copy=keep_copy)

@@ -1,6 +1,7 @@
 """Managing webhook endpoints and acting on deliveries (test, retry, replay)."""
 import secrets
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -13,6 +14,7 @@ from mailcore.fieldcrypt import encrypt
 from mailcore.ipnets import normalise_ip_list
 from mailcore.webhooks.delivery import AttemptResult, delivery_attempt, post_signed
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
+from mailcore.throttle import action_count
 from mailcore.webhooks.safety import UnsafeDestination, check_url_shape
 
 MAX_ENDPOINTS = 10
@@ -101,8 +103,11 @@ SAMPLE_RECEIVED = {
 
 
 def endpoint_test(*, endpoint: WebhookEndpoint) -> AttemptResult:
-    """Send a sample email.received now, bypassing the queue; nothing is stored."""
+    """Send a sample email.received now, bypassing the queue; nothing is stored. At most
+    WEBHOOK_TESTS_PER_HOUR per account: each one makes us call an address the caller chose."""
     from mailcore.webhooks.delivery import envelope_body
+
+    action_count(f"webhook-test:{endpoint.account_id}", limit=settings.WEBHOOK_TESTS_PER_HOUR, what="webhook tests")
 
     sample = Event(account=endpoint.account, name="email.received", created_at=timezone.now(),
                    data={**SAMPLE_RECEIVED, "received_at": timezone.now().isoformat().replace("+00:00", "Z"),

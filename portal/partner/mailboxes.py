@@ -61,6 +61,7 @@ from mailcore.partners.selectors import (
     partner_summary,
 )
 from mailcore.store.base import StoreError
+from mailcore.throttle import ActionThrottled
 from mailcore.usage.selectors import mailbox_usage
 from portal.partner.forms import (
     PAY_AS_YOU_GO,
@@ -473,6 +474,8 @@ def mailbox_forwarding(request, partner_mailbox):
         except forwarding.ConfirmationNotSent:
             form.add_error(None, "The confirmation mail could not be sent, so no rule was added. Try again in a "
                                  "minute.")
+        except ActionThrottled as exc:
+            form.add_error(None, exc.detail)
         else:
             messages.success(request, f"We emailed {rule.forward_to} a confirmation link. Mail is forwarded once "
                                       "they confirm.")

@@ -19,7 +19,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.accounts.selectors import plan_gate_message
-from mailcore.webhooks.delivery import envelope_body
+from mailcore.throttle import ActionThrottled
+from mailcore.webhooks.delivery import AttemptResult, envelope_body
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.webhooks.selectors import delivery_get, delivery_list, endpoint_get, endpoint_list
 from mailcore.webhooks.services import (
@@ -157,7 +158,10 @@ def webhook_active(request, endpoint):
 @endpoint_page
 def webhook_test(request, endpoint):
     """Send a sample event now and show the endpoint's answer."""
-    result = endpoint_test(endpoint=endpoint)
+    try:
+        result = endpoint_test(endpoint=endpoint)
+    except ActionThrottled as exc:  # shown where the answer would be
+        result = AttemptResult(ok=False, status=None, body="", error=exc.detail)
     if request.htmx:
         return regions(request, DETAIL_TEMPLATE, ["test-result"], {"endpoint": endpoint, "test_result": result})
     return render(request, DETAIL_TEMPLATE, _detail_context(endpoint, test_result=result))

@@ -197,6 +197,17 @@ def test_adding_a_forwarding_address_mails_it_a_confirmation_link(signed_in, own
     assert ForwardingRule.objects.get().forward_to == "ann@elsewhere.test"
 
 
+def test_past_the_hourly_number_of_confirmation_mails_the_page_says_when_to_try_again(signed_in, owner, settings):
+    settings.FORWARDING_CONFIRMATIONS_PER_HOUR = 1
+    signed_in.post("/webmail/settings/forwarding/", {"forward_to": "ann@elsewhere.test"})
+
+    response = signed_in.post("/webmail/settings/forwarding/", {"forward_to": "bob@elsewhere.test"})
+
+    assert response.status_code == 429
+    assert "At most 1 forwarding confirmations an hour. Try again in" in text(response)
+    assert [message.to for message in mail.outbox] == [["ann@elsewhere.test"]]
+
+
 @pytest.mark.parametrize("target, error", [
     ("not an address", "Enter a valid email address."),
     ("ann@example.test", "That address delivers to this mailbox itself."),

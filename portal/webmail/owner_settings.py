@@ -27,6 +27,7 @@ from mailcore.webmail.filters import (
     vacation_set,
 )
 from mailcore.webmail.models import MailFilter
+from mailcore.throttle import ActionThrottled
 from mailcore.webmail.owner import owner_forwarding_rule, owner_forwarding_rules, owner_password_change
 from portal.webmail.access import owner_required, webmail_session
 from portal.webmail.frame import webmail_frame
@@ -141,6 +142,9 @@ def settings_forwarding(request, mailbox):
                 form.add_error(None, "The confirmation mail could not be sent, so nothing was added. Try again in "
                                      "a minute.")
                 status = 503
+            except ActionThrottled as exc:
+                form.add_error(None, exc.detail)
+                status = 429
             else:
                 messages.success(request, f"We emailed {rule.forward_to} a link to confirm. Mail is forwarded once "
                                           "they confirm.")
