@@ -34,11 +34,22 @@ def database_url() -> str:
     raise RuntimeError(f"no worker process for {db['ENGINE']}")
 
 
-class WorkerProcess:
-    """`python manage.py worker` with its own DATA_DIR (its own cache, so its sweep locks are its
-    own: two of them really run the same jobs at the same time) and the given settings."""
+EMBEDDED_WORKER = ["manage.py", "worker"]
+# Celery's worker with beat in one process group, as production runs them (compose runs two).
+CELERY_WORKER = ["-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "WARNING", "--concurrency", "2"]
+CELERY_TEST_REDIS = "redis://127.0.0.1:6379/7"  # a database of its own, emptied before each start
 
-    def __init__(self, data_dir: Path, **environment: str):
+
+class WorkerProcess:
+    """`python manage.py worker` (or, with command=CELERY_WORKER, a Celery worker and beat on
+    CELERY_TEST_REDIS) with its own DATA_DIR (its own cache, so its sweep locks are its own: two
+    of them really run the same jobs at the same time) and the given settings."""
+
+    def __init__(self, data_dir: Path, command: list[str] = EMBEDDED_WORKER, **environment: str):
+        self.command = command
+        if command is CELERY_WORKER:
+            environment = {"REDIS_URL": CELERY_TEST_REDIS, **environment}
+            self.command = [*command, "--schedule", str(Path(data_dir) / "celerybeat-schedule")]
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DATA_DIR": str(self.data_dir),
@@ -51,8 +62,12 @@ class WorkerProcess:
     def start(self) -> "WorkerProcess":
         assert self.process is None or self.process.poll() is not None, "already running"
         self.starts += 1
+        if "REDIS_URL" in self.environment and self.starts == 1:
+            import redis
+
+            redis.Redis.from_url(self.environment["REDIS_URL"]).flushdb()  # no task of an earlier test
         with open(self.log, "a") as log:
-            self.process = subprocess.Popen([sys.executable, "manage.py", "worker"], cwd=ROOT, env=self.environment,
+            self.process = subprocess.Popen([sys.executable, *self.command], cwd=ROOT, env=self.environment,
                                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         return self
 

@@ -27,7 +27,7 @@ from mailcore.store.factory import store_for
 from mailcore.sweep import job_named, job_pause, job_run
 from testkit.factories import make_mailbox
 from testkit.smtp_sink import SinkHandler, free_port, smtp_sink
-from testkit.worker_process import WorkerProcess, wait_until
+from testkit.worker_process import CELERY_WORKER, EMBEDDED_WORKER, WorkerProcess, wait_until
 
 SENDER = "news@example.test"
 
@@ -305,19 +305,21 @@ class HeldAtThird(SinkHandler):
         return await super().handle_DATA(server, session, envelope)
 
 
+@pytest.mark.parametrize("command", [EMBEDDED_WORKER, CELERY_WORKER], ids=["embedded", "celery"])
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_batch_leaves_each_handed_over_message_noted_and_none_goes_out_twice(
-        plans, alice, mailbox, settings, tmp_path):
+        plans, alice, mailbox, settings, tmp_path, command):
+    """The worker as `make run` starts it, and Celery's worker with beat as production runs them."""
     held = HeldAtThird()
     with smtp_sink(handler=held) as (port, _):
         for n in range(5):
             send(alice, f"reader{n}@remote.test")
         smtp_url = f"smtp://127.0.0.1:{port}"
-        worker = WorkerProcess(tmp_path / "worker", SMTP_URL=smtp_url, WORKER_PROCESSES="1")
+        worker = WorkerProcess(tmp_path / "worker", command, SMTP_URL=smtp_url, WORKER_PROCESSES="1")
         try:
             worker.start()
-            wait_until(lambda: len(held.messages) == 2 and OutboundMessage.objects.filter(
-                payload__has_key="handed_over").count() == 2, what="two messages handed over and noted",
+            wait_until(lambda: held.held and OutboundMessage.objects.filter(
+                payload__has_key="handed_over").count() == 2, what="two messages noted and the third held",
                 workers=[worker])
             worker.kill()  # SIGKILL while the third is in the relay's hands
             held.gate.set()
@@ -328,7 +330,7 @@ def test_a_worker_killed_mid_batch_leaves_each_handed_over_message_noted_and_non
             assert statuses() == Counter({"sending": 5})  # the whole batch was claimed; nothing recorded
 
             OutboundMessage.objects.update(claimed_until=timezone.now() - timedelta(seconds=1))  # claims expire
-            again = WorkerProcess(tmp_path / "again", SMTP_URL=smtp_url, WORKER_PROCESSES="1")
+            again = WorkerProcess(tmp_path / "again", command, SMTP_URL=smtp_url, WORKER_PROCESSES="1")
             try:
                 again.start()
                 wait_until(lambda: statuses() == Counter({"sent": 5}), what="all 5 sent", workers=[again])
