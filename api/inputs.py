@@ -129,6 +129,20 @@ IP_OR_NETWORK = {"anyOf": [{"type": "string", "format": "ipv4"}, {"type": "strin
                  "description": "An IPv4 or IPv6 address, or a CIDR such as 10.0.0.0/8."}
 
 
+@extend_schema_field({"type": "string", "pattern": HTTP_URL_PATTERN})
+class ReturnUrlField(serializers.URLField):
+    """An http(s) address the provider's page sends the buyer back to (never another scheme)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)  # URLValidator's own limit (2,048) stands; the schema's pattern is shorter
+        self.validators.append(self._http_only)
+
+    @staticmethod
+    def _http_only(value: str) -> None:
+        if not value.lower().startswith(("http://", "https://")):
+            raise serializers.ValidationError("an http or https URL")
+
+
 @extend_schema_field({"type": "string", "pattern": HTTPS_URL_PATTERN})
 class HttpsUrlField(serializers.URLField):
     """An https URL (a webhook endpoint's; mailcore.webhooks.safety checks where it leads)."""

@@ -37,7 +37,7 @@ def database_url() -> str:
 EMBEDDED_WORKER = ["manage.py", "worker"]
 # Celery's worker with beat in one process group, as production runs them (compose runs two).
 CELERY_WORKER = ["-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "WARNING", "--concurrency", "2"]
-CELERY_TEST_REDIS = "redis://127.0.0.1:6379/7"  # a database of its own, emptied before each start
+CELERY_TEST_REDIS = "redis://127.0.0.1:6379/7"  # a database of its own, emptied when a worker first starts
 
 
 class WorkerProcess:

@@ -3,12 +3,12 @@
 Each purchase answers with a checkout_url and a reference at once; what it buys is granted only when
 the payment provider's signed event confirms it (`partner_pool.purchased`, `partner_addon.purchased`).
 """
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from api.hosting.access import HostingApi
-from api.inputs import HTTP_URL_PATTERN, StrictInput
+from api.inputs import ReturnUrlField, StrictInput
 from billing.models import Purchase
 from billing.money import Money
 from billing.selectors.history import partner_slot_pool
@@ -16,20 +16,6 @@ from billing.selectors.prices import price
 from billing.services import partners as billing
 
 ADDON_TYPES = {Purchase.Kind.DOMAIN_SLOT: "domain_slot", Purchase.Kind.STORAGE: "storage"}
-
-
-@extend_schema_field({"type": "string", "pattern": HTTP_URL_PATTERN})
-class ReturnUrlField(serializers.URLField):
-    """An http(s) address the provider's page sends the buyer back to (never another scheme)."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)  # URLValidator's own limit (2,048) stands; the schema's pattern is shorter
-        self.validators.append(self._http_only)
-
-    @staticmethod
-    def _http_only(value: str) -> None:
-        if not value.lower().startswith(("http://", "https://")):
-            raise serializers.ValidationError("an http or https URL")
 
 
 class PurchaseOutput(serializers.Serializer):

@@ -10,8 +10,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from api.hosting.access import HostingApi
-from api.hosting.billing import ReturnUrlField
-from api.inputs import StrictInput
+from api.inputs import ReturnUrlField, StrictInput
 from billing.models import LedgerEntry, Payout
 from billing.money import Money
 from billing.services import ledger, payg

@@ -13,8 +13,7 @@ from api.hosting.serializers import (
     SummaryOutput,
     with_open_checkouts,
 )
-from api.inputs import HostnameField, StrictInput
-from api.hosting.billing import ReturnUrlField
+from api.inputs import HostnameField, ReturnUrlField, StrictInput
 from billing.services.mailboxes import partner_mailbox_open, partner_mailbox_remove, partner_mailbox_renew_from_pool
 from mailcore.domains import services as domains
 from mailcore.partners import domains as domain_claims

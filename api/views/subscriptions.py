@@ -8,8 +8,7 @@ from rest_framework.views import APIView
 
 from api.authentication import SESSION_ONLY
 
-from api.hosting.billing import ReturnUrlField
-from api.inputs import StrictInput
+from api.inputs import ReturnUrlField, StrictInput
 from api.permissions import request_account
 from billing.money import Money
 from billing.services.plans import plan_change, plan_subscription
