@@ -145,9 +145,9 @@ class HostingPaygUpgradeApi(_PaygMailboxApi):
                    description="The new plan and its storage quota apply when the provider confirms. 400 the same "
                    "plan, slot-funded, or no running subscription; 400 no retail price for the new plan.")
     def post(self, request, mailbox_id: int):
+        partner_mailbox = self.mailbox(mailbox_id)  # another partner's mailbox is 404 whatever the body
         data = UpgradeInput(data=request.data)
         data.is_valid(raise_exception=True)
-        partner_mailbox = self.mailbox(mailbox_id)
         payg.payg_upgrade(partner_mailbox=partner_mailbox, new_plan_type=data.validated_data["new_plan_type"])
         return Response({"status": "requested",
                          "subscription": PaygSubscriptionOutput(payg.payg_subscription(
@@ -175,9 +175,10 @@ class HostingPaygAddonApi(_PaygMailboxApi):
     @extend_schema(tags=["hosting: pay-as-you-go"], request=MailboxAddonInput, responses={200: MailboxAddonOutput},
                    summary="Buy an add-on for a pay-as-you-go mailbox (one-off checkout)")
     def post(self, request, mailbox_id: int):
+        partner_mailbox = self.mailbox(mailbox_id)  # another partner's mailbox is 404 whatever the body
         data = MailboxAddonInput(data=request.data)
         data.is_valid(raise_exception=True)
-        purchase = payg.payg_addon_purchase(partner_mailbox=self.mailbox(mailbox_id), **data.validated_data)
+        purchase = payg.payg_addon_purchase(partner_mailbox=partner_mailbox, **data.validated_data)
         return Response({"payment_method_id": purchase.pk, "reference": purchase.reference,
                          "checkout_url": purchase.checkout_url, "status": "pending_payment"})
 

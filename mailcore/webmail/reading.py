@@ -1,5 +1,7 @@
 """Opening a message in the webmail: shown as mailcore.inbox.display prepares it, with remote images
 allowed once (this view) or always for the sender (mailcore.webmail.consent), and marked seen."""
+from django.core.exceptions import ValidationError
+
 from mailcore.inbox.display import DisplayedMessage, message_display, sender_address
 from mailcore.inbox.services import inbox_message, message_update
 from mailcore.mailboxes.models import Mailbox
@@ -14,12 +16,18 @@ def message_open(*, mailbox: Mailbox, folder: str, uid: int, images_once: bool =
     return shown
 
 
-def message_images_always(*, mailbox: Mailbox, folder: str, uid: int, always: bool) -> str:
-    """Always show (or stop always showing) remote images from this message's sender; returns the
-    sender's address. The sender is read from the message, never taken from the request."""
+IMAGE_CHOICES = ("always", "revoke")
+
+
+def message_images_always(*, mailbox: Mailbox, folder: str, uid: int, choice: str) -> str:
+    """Always show (`always`) or stop always showing (`revoke`) remote images from this message's
+    sender; returns the sender's address. The sender is read from the message, never taken from the
+    request, and the message is found before the choice is checked (no such message: not found)."""
     found = inbox_message(mailbox=mailbox, folder=folder, uid=uid)
+    if choice not in IMAGE_CHOICES:
+        raise ValidationError("choose to always show images or to be asked again.")
     sender = sender_address(found.message.from_)
-    if always:
+    if choice == "always":
         sender_images_allow(mailbox=mailbox, sender=sender)
     else:
         sender_images_revoke(mailbox=mailbox, sender=sender)

@@ -216,12 +216,9 @@ def message_action(request, mailbox, name: str, uid: int):
 def message_images(request, mailbox, name: str, uid: int):
     """Always show remote images from this message's sender (`choice=always`), or ask again
     (`choice=revoke`). Showing them once is a plain link: `?images=once` on the message."""
-    choice = request.POST.get("choice")
-    if choice not in {"always", "revoke"}:
-        messages.error(request, "Nothing was changed: choose to always show images or to be asked again.")
-        return redirect("webmail:message", name, uid)
+    choice = request.POST.get("choice", "")
     try:
-        sender = message_images_always(mailbox=mailbox, folder=name, uid=uid, always=choice == "always")
+        sender = message_images_always(mailbox=mailbox, folder=name, uid=uid, choice=choice)
     except StoreUnavailable as exc:
         return _unavailable(request, mailbox, name, exc)
     except DomainError as exc:
