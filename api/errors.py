@@ -1,6 +1,11 @@
 """Django-level error views: JSON for API paths and API clients, HTML pages for people."""
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import JsonResponse
+from django.shortcuts import render
 from django.views import defaults
+
+# Bodies over DATA_UPLOAD_MAX_MEMORY_SIZE or the field and file counts: 413, not Django's 400.
+TOO_LARGE = (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent)
 
 API_PREFIXES = (
     "/auth/", "/api-keys", "/mail/", "/inbox", "/contacts", "/calendar", "/labels", "/webhooks",
@@ -27,6 +32,10 @@ def server_error(request):
 
 
 def bad_request(request, exception=None):
+    if isinstance(exception, TOO_LARGE):
+        if wants_json(request):
+            return JsonResponse({"detail": "The request body is too large."}, status=413)
+        return render(request, "413.html", status=413)
     if wants_json(request):
         return JsonResponse({"detail": "Bad request."}, status=400)
     return defaults.bad_request(request, exception)

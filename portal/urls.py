@@ -4,6 +4,7 @@ at /dav/ and mail-client autoconfiguration. The one
 place portal names the API (by module path)."""
 from django.urls import include, path
 
+from portal import signin
 from portal.console.admin import site as operator_site
 
 urlpatterns = [
@@ -12,6 +13,7 @@ urlpatterns = [
     path("", include("portal.unsubscribe_urls")),
     path("", include("portal.partner.urls")),
     path("webmail/", include("portal.webmail.urls")),
+    path("accounts/login/", signin.login, name="account_login"),
     path("accounts/", include("allauth.urls")),
     path("admin/", operator_site.urls),
     path("", include("portal.checkout.urls")),

@@ -115,8 +115,19 @@ def _master_users(user: str, password: str) -> str:
     return result.stdout
 
 
+# Tests log in with wrong passwords on purpose: answer failures at once, with no escalating delay
+# (production keeps Dovecot's auth penalty; start_dovecot(penalty=True) keeps it too).
+NO_PENALTY = """auth_failure_delay = 0
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
+}
+"""
+
+
 def _instance_config(directory: Path, imap_port: int, lmtp_port: int, sql_file: Path, driver: str,
-                     dict_file: Path, quota_file: Path, submission_port: int) -> str:
+                     dict_file: Path, quota_file: Path, submission_port: int, penalty: bool) -> str:
     return f"""# One test run's Dovecot: instance values only; the service is the shared file.
 !include {CONFIG_DIR / "mailwell.conf"}
 
@@ -144,14 +155,7 @@ service lmtp {{
     port = {lmtp_port}
   }}
 }}
-# Tests log in with wrong passwords on purpose: answer failures at once, with no escalating delay.
-auth_failure_delay = 0
-service anvil {{
-  unix_listener anvil-auth-penalty {{
-    mode = 0
-  }}
-}}
-
+{"" if penalty else NO_PENALTY}
 passdb {{
   driver = sql
   args = {sql_file}
@@ -221,7 +225,7 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: SinkHandler | None = None,
-                  master_password: str | None = None) -> tuple[Dovecot, subprocess.Popen]:
+                  master_password: str | None = None, penalty: bool = False) -> tuple[Dovecot, subprocess.Popen]:
     binary = _dovecot_binary()
     driver, connect = _sql_connection()
     directory = Path(tempfile.mkdtemp(prefix="mailwell-dovecot-"))
@@ -248,7 +252,7 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
     quota_file.chmod(0o600)
     config = directory / "dovecot.conf"
     config.write_text(_instance_config(directory, instance.imap_port, instance.lmtp_port, sql_file, driver,
-                                       dict_file, quota_file, submission_port))
+                                       dict_file, quota_file, submission_port, penalty))
 
     with open(directory / "stderr.log", "wb") as stderr:
         process = subprocess.Popen(

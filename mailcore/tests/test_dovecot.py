@@ -1,6 +1,7 @@
 """Dovecot as mailbox owners' IMAP clients and the app's inbound path see it: the owner's own
 password, disabled mailboxes, per-mailbox quota from the plan, LMTP delivery."""
 import imaplib
+import time
 import smtplib
 
 import pytest
@@ -173,3 +174,41 @@ def test_lmtp_refuses_mail_that_would_cross_the_quota(plans, imap_settings):
 
     assert refused.value.smtp_code == 552  # permanent: the sender gets a bounce, not a retry
     assert store_for(mailbox).list("INBOX").total == 1
+
+
+@pytest.fixture
+def penalised(plans, transactional_db, settings):
+    """A Dovecot with production's auth settings: failures are answered late, and later still from
+    an address that keeps failing (the anvil auth penalty)."""
+    from testkit.dovecot import start_dovecot, stop_dovecot
+
+    instance, process = start_dovecot(settings.DOVECOT_MASTER_USER, penalty=True)
+    try:
+        yield instance
+    finally:
+        stop_dovecot(instance, process)
+
+
+def timed_login(dovecot: Dovecot, username: str, password: str) -> tuple[str, float]:
+    client = imaplib.IMAP4(dovecot.host, dovecot.imap_port, timeout=40)
+    started = time.monotonic()
+    try:
+        client.login(username, password)
+        outcome = "OK"
+    except imaplib.IMAP4.error as refused:
+        outcome = str(refused)
+    elapsed = time.monotonic() - started
+    client.shutdown()
+    return outcome, elapsed
+
+
+def test_password_guessing_over_imap_is_slowed_by_dovecots_auth_penalty(penalised):
+    mailbox = managed_mailbox(password=PASSWORD)
+
+    tries = [timed_login(penalised, mailbox.address, f"guess {n}") for n in range(2)]
+    right = timed_login(penalised, mailbox.address, PASSWORD)
+
+    assert all("AUTHENTICATIONFAILED" in outcome for outcome, _ in tries), tries
+    assert tries[0][1] >= 1.5  # every failure waits (auth_failure_delay, 2 s)
+    assert tries[1][1] >= 2 * tries[0][1], tries  # and longer as failures from the address go on (2 s, 4 s, ...)
+    assert right[0] == "OK" and right[1] >= tries[0][1]  # the owner is slowed too, never locked out

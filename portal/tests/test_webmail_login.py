@@ -51,6 +51,7 @@ def test_a_wrong_password_is_refused_then_throttled(client, owner, settings):
         assert refused.status_code == 401 and "Wrong address or password" in refused.content.decode()
     throttled = sign_in(client)  # even the right password, until the window passes
     assert throttled.status_code == 429 and "Too many failed logins" in throttled.content.decode()
+    assert int(throttled["Retry-After"]) > 0
     assert not WebmailSession.objects.exists()
 
 

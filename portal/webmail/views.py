@@ -32,7 +32,7 @@ def login(request):
     if webmail_session(request) is not None and request.method == "GET":
         return redirect(_next_url(request))
     form = LoginForm(request.POST or None)
-    refused, status = None, 200
+    refused, status, retry_after = None, 200, None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -40,15 +40,18 @@ def login(request):
                                          client_ip=client_ip(request.META, settings.TRUSTED_PROXY_COUNT),
                                          remember=data["remember"], partner_id=request_partner_id(request))
         except LoginThrottled as exc:
-            refused, status = exc.detail, 429
+            refused, status, retry_after = exc.detail, 429, exc.retry_after
         except WebmailLoginRefused as exc:
             refused, status = exc.detail, 403 if "password" not in exc.detail else 401
         else:
             response = redirect(_next_url(request))
             cookie_set(response, raw, remember=session.remember)
             return response
-    return render(request, "webmail/login.html", {"form": form, "refused": refused,
-                                                  "next": request.GET.get("next", "")}, status=status)
+    response = render(request, "webmail/login.html", {"form": form, "refused": refused,
+                                                      "next": request.GET.get("next", "")}, status=status)
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 @require_POST
