@@ -41,6 +41,7 @@ run: setup
 test: setup-test
 	scripts/install-system-deps.sh
 	$(VENV)/bin/lint-imports --no-cache
+	$(PY) scripts/audit_dependencies.py
 	$(PY) -m pytest
 
 # Needs PostgreSQL on 127.0.0.1:5432 (trust auth) and Redis on 127.0.0.1:6379, as CI has them.
