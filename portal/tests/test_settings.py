@@ -77,3 +77,22 @@ def test_a_bad_boolean_fails_loudly(tmp_path):
     result = start({"DEBUG": "maybe", "DATA_DIR": str(tmp_path)})
     assert result.returncode != 0
     assert "DEBUG must be a boolean" in result.stderr
+
+
+def test_production_answers_carry_hsts_cookies_are_secure_and_plain_http_is_redirected(tmp_path):
+    probe = ("import django; django.setup()\n"
+             "from django.conf import settings\n"
+             "from django.test import Client\n"
+             "client = Client()\n"
+             "answer = client.get('/contacts', secure=True, HTTP_HOST='mail.example.com')\n"
+             "plain = client.get('/contacts', HTTP_HOST='mail.example.com')\n"
+             "print(answer.status_code, answer['Strict-Transport-Security'], settings.SESSION_COOKIE_SECURE,\n"
+             "      settings.CSRF_COOKIE_SECURE, plain.status_code, plain['Location'])\n")
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV"}}
+    env.update(PRODUCTION, DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="portal.settings")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=60)
+
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["401", "max-age=31536000", "True", "True", "301",
+                                     "https://mail.example.com/contacts"]
