@@ -58,6 +58,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "portal.ops.requestid.RequestIdMiddleware",  # before all: every log line of the request has its id
+    "portal.ops.metrics.RequestMetricsMiddleware",
     "portal.webmail.host.WebmailHostMiddleware",  # first: a verified partner hostname is a valid Host
     "portal.autoconfig.middleware.AutoconfigHostMiddleware",  # autoconfig.<hosted domain> is a valid Host
     "django.middleware.security.SecurityMiddleware",
@@ -315,14 +317,29 @@ LOGIN_FAILURE_WINDOW = timedelta(minutes=env_int("LOGIN_FAILURE_WINDOW_MINUTES",
 # API key usage counts are buffered in memory and written at most this often (seconds).
 API_KEY_USAGE_FLUSH_SECONDS = env_int("API_KEY_USAGE_FLUSH_SECONDS", 5)
 
+# Logs: one JSON object per line in production (LOG_FORMAT=json; time, level, logger, message,
+# request_id and any extra fields), readable lines in development (LOG_FORMAT=plain).
+LOG_FORMAT = env_str("LOG_FORMAT", "json" if PRODUCTION else "plain")
+if LOG_FORMAT not in {"json", "plain"}:
+    raise ImproperlyConfigured("LOG_FORMAT must be 'json' or 'plain'")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "portal.ops.requestid.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "pythonjsonlogger.json.JsonFormatter", "timestamp": True,
+                 "format": "%(levelname)s %(name)s %(message)s %(request_id)s",
+                 "rename_fields": {"levelname": "level", "name": "logger"}},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.server": {"level": "WARNING"}},
 }
+
+# /metrics (Prometheus): readable from these networks, or by anyone with the bearer token.
+METRICS_NETWORKS = env_list("METRICS_NETWORKS", ["127.0.0.0/8", "::1/128"])
+METRICS_TOKEN = env_str("METRICS_TOKEN")
 
 # Serve static files through WhiteNoise straight from the source folders in development.
 WHITENOISE_USE_FINDERS = not PRODUCTION

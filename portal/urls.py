@@ -6,8 +6,12 @@ from django.urls import include, path
 
 from portal import signin
 from portal.console.admin import site as operator_site
+from portal.ops import health, metrics
 
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("", include("dav.urls")),
     path("", include("portal.autoconfig.urls")),
     path("", include("portal.unsubscribe_urls")),

@@ -260,6 +260,12 @@ def _connect(url) -> smtplib.SMTP:
     return client
 
 
+def relay_reachable() -> None:
+    """Connect to SMTP_URL as a send would (TLS and login included) and leave; raises when it cannot
+    (the readiness check)."""
+    _quit(_connect(parse_smtp_url(settings.SMTP_URL)))
+
+
 def _quit(client: smtplib.SMTP | None) -> None:
     """Once the relay has answered DATA the message is its; a failing QUIT changes nothing."""
     if client is None:

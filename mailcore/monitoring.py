@@ -1,0 +1,43 @@
+"""The numbers an operator watches, read from the tables the jobs work from (so every web process
+answers the same, whichever process did the work): work that is due and how long the oldest has
+waited, and how sends and webhook deliveries ended."""
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Min
+from django.utils import timezone
+
+from mailcore.campaigns.models import StepDelivery
+from mailcore.events.models import WebhookDelivery
+from mailcore.outbound.models import OutboundMessage
+
+
+@dataclass(frozen=True)
+class Queue:
+    name: str
+    due: int
+    oldest_seconds: float  # how long the oldest due item has waited past its time; 0 when none
+
+
+def _queue(name: str, rows, field: str, now: datetime) -> Queue:
+    found = rows.aggregate(due=Count("pk"), oldest=Min(field))
+    oldest = (now - found["oldest"]).total_seconds() if found["oldest"] else 0.0
+    return Queue(name, found["due"], max(oldest, 0.0))
+
+
+def queues(now: datetime | None = None) -> list[Queue]:
+    now = now or timezone.now()
+    sends = OutboundMessage.objects.filter(status__in=[OutboundMessage.Status.QUEUED, OutboundMessage.Status.SENDING,
+                                                       OutboundMessage.Status.SCHEDULED], due_at__lte=now)
+    deliveries = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
+    steps = StepDelivery.objects.filter(status=StepDelivery.Status.PENDING, due_at__lte=now)
+    return [_queue("sends", sends, "due_at", now), _queue("webhook_deliveries", deliveries, "next_attempt_at", now),
+            _queue("campaign_steps", steps, "due_at", now)]
+
+
+def outcomes() -> dict[str, dict[str, int]]:
+    """How many sends and webhook deliveries are in each state (sent, failed, delivered, dead...)."""
+    return {
+        "sends": dict(OutboundMessage.objects.values_list("status").annotate(n=Count("pk")).order_by()),
+        "webhook_deliveries": dict(WebhookDelivery.objects.values_list("status").annotate(n=Count("pk")).order_by()),
+    }
