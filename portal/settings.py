@@ -213,6 +213,9 @@ if SMTP_URL:
             },
         }
     }
+elif PRODUCTION:  # no relay named: the machine's own MTA on port 25 (compose names Postfix instead)
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+                           "OPTIONS": {"host": "localhost", "port": 25, "timeout": 30}}}
 else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
 # Extra certificate authorities (a PEM file) trusted for the relay's TLS, besides the system's.
@@ -247,6 +250,12 @@ if PRODUCTION:
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
+    # Our own names (portal, API, webmail) are all served over HTTPS by Caddy; partners' webmail
+    # hostnames are their domains, not ours. Preloading is the operator's one-way decision.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 from django.utils.csp import CSP  # noqa: E402

@@ -94,5 +94,15 @@ def test_production_answers_carry_hsts_cookies_are_secure_and_plain_http_is_redi
                             timeout=60)
 
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == ["401", "max-age=31536000", "True", "True", "301",
+    assert result.stdout.split() == ["401", "max-age=31536000;", "includeSubDomains", "True", "True", "301",
                                      "https://mail.example.com/contacts"]
+
+
+def test_manage_py_check_deploy_is_clean_with_production_settings(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV"}}
+    env.update(PRODUCTION, DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="portal.settings")
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
+                            env=env, capture_output=True, text=True, timeout=120)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
