@@ -2,6 +2,7 @@
 a partner's verified webmail hostname gets a certificate on its first TLS handshake and is proxied
 to the branded webmail; any other name gets no certificate at all; /internal/ never leaves the proxy."""
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -82,6 +83,7 @@ def https_get(port: int, root: Path | None, name: str, path: str = "/") -> tuple
             while chunk := tls.recv(65536):
                 received += chunk
     head, _, body = received.partition(b"\r\n\r\n")
+    https_get.last_head = head.decode(errors="replace")
     return int(head.split()[1]), body.decode(errors="replace")
 
 
@@ -99,8 +101,20 @@ def test_only_a_verified_hostname_gets_a_certificate_and_the_branded_webmail(cad
     webmail_hostname_check(hostname=row)
     status, body = https_get(https_port, root, "webmail.acme.test")  # verified against Caddy's CA
     assert status == 200 and "Acme Mail" in body and "Sign in to your mailbox" in body
+    # Caddy gives each request an id; the app answers it back (and logs it)
+    assert re.search(r"(?im)^x-request-id: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\r?$",
+                     https_get.last_head)
 
     with pytest.raises(ssl.SSLError, match="internal error"):
         https_get(https_port, None, "stranger.example")
     status, _ = https_get(https_port, root, "webmail.acme.test", "/internal/tls/allowed?domain=webmail.acme.test")
     assert status == 404  # the ask endpoint is not reachable from outside
+
+
+def test_the_caddyfile_is_valid_as_production_reads_it():
+    """`caddy validate` with production's environment (Let's Encrypt, ports 80 and 443)."""
+    env = {**os.environ, "PORTAL_HOST": "mail.example.com", "WEBMAIL_HOST": "webmail.example.com",
+           "ACME_EMAIL": "ops@example.com", "APP_UPSTREAM": "web:8000"}
+    result = subprocess.run([shutil.which("caddy"), "validate", "--config", str(CADDYFILE), "--adapter", "caddyfile"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "Valid configuration" in result.stdout + result.stderr, result.stderr
