@@ -370,6 +370,9 @@ if PRODUCTION and MAIL_STORE == "imap" and not DOVECOT_MASTER_PASSWORD:
 # Inbound: our LMTP/SMTP listener, and where it hands mail to Dovecot (host:port) in imap mode.
 LMTP_LISTEN = env_str("LMTP_LISTEN", "127.0.0.1:2424")
 DOVECOT_LMTP = env_str("DOVECOT_LMTP", "127.0.0.1:24")
+# Dovecot's mail directory (its mail_home root), for `manage.py backup` and `restore`; empty: the
+# mail is in the database (the embedded store) and the database backup holds it.
+DOVECOT_MAIL_DIR = env_str("DOVECOT_MAIL_DIR")
 # Key for secrets stored in the database (connected mailboxes' IMAP passwords): a Fernet key
 # (32 url-safe base64 bytes). Development derives one from SECRET_KEY; production must set it.
 FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY")
