@@ -2,11 +2,12 @@
 # System packages the test suite starts natively: Dovecot (IMAP, LMTP, PostgreSQL and SQLite
 # auth, Pigeonhole Sieve for owners' filters and vacation replies), the same server docker/dovecot/
 # configures for production, Chromium for the browser journeys in e2e/ (Playwright drives
-# Debian's build; it never downloads one), and Caddy, which runs docker/caddy/Caddyfile in a test.
+# Debian's build; it never downloads one), Caddy, which runs docker/caddy/Caddyfile in a test, and
+# docker-compose (its `config` checks docker/compose.yaml; no Docker engine is installed or needed).
 # Idempotent: installs only what is missing. Needs root (CI runs as root); prints what to run otherwise.
 set -euo pipefail
 
-packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite dovecot-sieve chromium caddy)
+packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite dovecot-sieve chromium caddy docker-compose)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -22,6 +23,8 @@ fi
 echo "Installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# docker-compose without its recommended Docker engine: only its `config` is used.
+apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
 apt-get install -y -qq "${missing[@]}" >/dev/null
 # The packages' own service is not used (the suite starts private instances); in a container
 # its start is refused by policy-rc.d, which is harmless.
