@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # System packages the test suite starts natively: Dovecot (IMAP, LMTP, PostgreSQL and SQLite
 # auth, Pigeonhole Sieve for owners' filters and vacation replies), the same server docker/dovecot/
-# configures for production, Chromium for the browser journeys in e2e/ (Playwright drives
+# configures for production, Postfix with its PostgreSQL and SQLite tables (docker/postfix/, started
+# as a private instance by testkit/postfix.py), Chromium for the browser journeys in e2e/ (Playwright drives
 # Debian's build; it never downloads one), Caddy, which runs docker/caddy/Caddyfile in a test, and
 # docker-compose (its `config` checks docker/compose.yaml; no Docker engine is installed or needed).
 # Idempotent: installs only what is missing. Needs root (CI runs as root); prints what to run otherwise.
 set -euo pipefail
 
-packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite dovecot-sieve chromium caddy docker-compose)
+packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite dovecot-sieve postfix postfix-pgsql postfix-sqlite
+          chromium caddy docker-compose)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-if [[ ${#missing[@]} -eq 0 ]] && PATH="$PATH:/usr/sbin" command -v dovecot >/dev/null; then
+if [[ ${#missing[@]} -eq 0 ]] && PATH="$PATH:/usr/sbin" command -v dovecot postfix >/dev/null; then
   exit 0
 fi
 
@@ -22,6 +24,8 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "Installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# Postfix's package asks how to configure the machine's own mail: not at all (the suite runs its own).
+echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
 apt-get update -qq
 # docker-compose without its recommended Docker engine: only its `config` is used.
 apt-get install -y -qq --no-install-recommends docker-compose >/dev/null

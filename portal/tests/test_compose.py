@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 DOCKER = Path(__file__).resolve().parents[2] / "docker"
-SECRETS = "SECRET_KEY=s\nPOSTGRES_PASSWORD=p\nDOVECOT_MASTER_PASSWORD=m\n"
+SECRETS = "SECRET_KEY=s\nPOSTGRES_PASSWORD=p\nDOVECOT_MASTER_PASSWORD=m\nPOSTFIX_DB_PASSWORD=f\n"
 
 
 def config(tmp_path: Path, env: str) -> subprocess.CompletedProcess:
@@ -32,11 +32,12 @@ def test_the_compose_file_is_valid_with_health_checks_and_named_volumes(tmp_path
     assert {name for name, service in services.items() if "healthcheck" in service} >= {
         "web", "worker", "inbound", "dovecot", "postgres", "redis"}
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
-    assert set(compose["volumes"]) == {"caddy", "data", "mail", "pg", "redis"}
+    assert set(compose["volumes"]) == {"caddy", "data", "mail", "pg", "postfix-queue", "redis"}
+    assert services["postfix"]["build"]["context"].endswith("docker/postfix")  # our image, from the tested files
     assert services["web"]["environment"]["DATABASE_URL"] == "postgres://mailwell:p@postgres:5432/mailwell"
 
 
-@pytest.mark.parametrize("missing", ["POSTGRES_PASSWORD", "DOVECOT_MASTER_PASSWORD"])
+@pytest.mark.parametrize("missing", ["POSTGRES_PASSWORD", "DOVECOT_MASTER_PASSWORD", "POSTFIX_DB_PASSWORD"])
 def test_a_missing_password_stops_it_by_name(tmp_path, missing):
     env = "".join(line + "\n" for line in SECRETS.splitlines() if not line.startswith(missing))
     result = config(tmp_path, env)
