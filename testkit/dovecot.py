@@ -53,6 +53,7 @@ class Dovecot:
     directory: Path
     submission_port: int = 0
     submitted: SinkHandler | None = None  # what Dovecot sent through submission_host
+    imaps_port: int = 0  # with start_dovecot(tls=True): IMAPS, as production serves owners' clients
 
     @property
     def log_path(self) -> Path:
@@ -126,8 +127,19 @@ service anvil {
 """
 
 
+def _tls_config(directory: Path) -> str:
+    """Production's TLS settings (docker/dovecot/dovecot.conf) with a certificate made for the test."""
+    cert, key = directory / "tls-cert.pem", directory / "tls-key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                    "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return (f"ssl = required\nssl_min_protocol = TLSv1.2\nssl_cert = <{cert}\nssl_key = <{key}\n"
+            "disable_plaintext_auth = yes\n")
+
+
 def _instance_config(directory: Path, imap_port: int, lmtp_port: int, sql_file: Path, driver: str,
-                     dict_file: Path, quota_file: Path, submission_port: int, penalty: bool) -> str:
+                     dict_file: Path, quota_file: Path, submission_port: int, penalty: bool,
+                     imaps_port: int = 0) -> str:
     return f"""# One test run's Dovecot: instance values only; the service is the shared file.
 !include {CONFIG_DIR / "mailwell.conf"}
 
@@ -136,8 +148,7 @@ base_dir = {directory / "run"}
 state_dir = {directory / "state"}
 log_path = {directory / "dovecot.log"}
 listen = 127.0.0.1
-ssl = no
-disable_plaintext_auth = no
+{_tls_config(directory) if imaps_port else "ssl = no\ndisable_plaintext_auth = no"}
 mail_home = {directory / "mail"}/%d/%n
 import_environment = $import_environment MAILWELL_MASTER_USERS={directory / "master-users"}
 
@@ -146,7 +157,7 @@ service imap-login {{
     port = {imap_port}
   }}
   inet_listener imaps {{
-    port = 0
+    port = {imaps_port}
   }}
 }}
 service lmtp {{
@@ -225,7 +236,8 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: SinkHandler | None = None,
-                  master_password: str | None = None, penalty: bool = False) -> tuple[Dovecot, subprocess.Popen]:
+                  master_password: str | None = None, penalty: bool = False,
+                  tls: bool = False) -> tuple[Dovecot, subprocess.Popen]:
     binary = _dovecot_binary()
     driver, connect = _sql_connection()
     directory = Path(tempfile.mkdtemp(prefix="mailwell-dovecot-"))
@@ -233,7 +245,8 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
     (directory / "mail").mkdir()
     shutil.chown(directory / "mail", "mail", "mail")
     instance = Dovecot("127.0.0.1", _free_port(), _free_port(), master_user,
-                       master_password or secrets.token_urlsafe(24), directory, submission_port, submitted)
+                       master_password or secrets.token_urlsafe(24), directory, submission_port, submitted,
+                       _free_port() if tls else 0)
 
     master_users = directory / "master-users"
     master_users.write_text(_master_users(instance.master_user, instance.master_password))
@@ -252,7 +265,7 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
     quota_file.chmod(0o600)
     config = directory / "dovecot.conf"
     config.write_text(_instance_config(directory, instance.imap_port, instance.lmtp_port, sql_file, driver,
-                                       dict_file, quota_file, submission_port, penalty))
+                                       dict_file, quota_file, submission_port, penalty, instance.imaps_port))
 
     with open(directory / "stderr.log", "wb") as stderr:
         process = subprocess.Popen(

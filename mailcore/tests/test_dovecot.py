@@ -1,6 +1,7 @@
 """Dovecot as mailbox owners' IMAP clients and the app's inbound path see it: the owner's own
 password, disabled mailboxes, per-mailbox quota from the plan, LMTP delivery."""
 import imaplib
+import ssl
 import time
 import smtplib
 
@@ -212,3 +213,31 @@ def test_password_guessing_over_imap_is_slowed_by_dovecots_auth_penalty(penalise
     assert tries[0][1] >= 1.5  # every failure waits (auth_failure_delay, 2 s)
     assert tries[1][1] >= 2 * tries[0][1], tries  # and longer as failures from the address go on (2 s, 4 s, ...)
     assert right[0] == "OK" and right[1] >= tries[0][1]  # the owner is slowed too, never locked out
+
+
+@pytest.fixture
+def with_tls(plans, transactional_db, settings):
+    """A Dovecot with production's TLS settings: IMAPS, and no password over an unencrypted session."""
+    from testkit.dovecot import start_dovecot, stop_dovecot
+
+    instance, process = start_dovecot(settings.DOVECOT_MASTER_USER, tls=True)
+    try:
+        yield instance
+    finally:
+        stop_dovecot(instance, process)
+
+
+def test_owners_read_their_mail_over_imaps_with_a_certificate_their_client_verifies(with_tls):
+    """(Dovecot counts loopback sessions as secure, so the plaintext refusal production's
+    `disable_plaintext_auth = yes` gives a remote client cannot be shown from here.)"""
+    mailbox = managed_mailbox(password=PASSWORD)
+    context = ssl.create_default_context(cafile=str(with_tls.directory / "tls-cert.pem"))
+
+    with imaplib.IMAP4_SSL("localhost", with_tls.imaps_port, ssl_context=context, timeout=10) as client:
+        assert client.login(mailbox.address, PASSWORD)[0] == "OK"
+        assert client.select("INBOX")[0] == "OK"
+    with pytest.raises(ssl.SSLCertVerificationError):  # a client that does not trust the certificate stops
+        imaplib.IMAP4_SSL("localhost", with_tls.imaps_port, ssl_context=ssl.create_default_context(), timeout=10)
+    with imaplib.IMAP4(with_tls.host, with_tls.imap_port, timeout=10) as upgraded:  # port 143: STARTTLS
+        assert upgraded.starttls(ssl_context=context)[0] == "OK"
+        assert upgraded.login(mailbox.address, PASSWORD)[0] == "OK"
