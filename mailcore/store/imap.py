@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
+from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 
 from django.conf import settings
@@ -72,7 +73,8 @@ def managed_mailbox_login(address: str) -> str:
 
 
 def _text(value: bytes | str | None) -> str:
-    """A header value from ENVELOPE: encoded words decoded, whitespace collapsed."""
+    """A header value from ENVELOPE: encoded words decoded, whitespace collapsed, no NUL (as
+    mailcore.store.reading gives it)."""
     if value is None:
         return ""
     raw = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
@@ -80,9 +82,9 @@ def _text(value: bytes | str | None) -> str:
         return " ".join(raw.split())
     try:
         decoded = str(make_header(decode_header(raw)))
-    except (ValueError, LookupError, UnicodeError):
+    except (ValueError, LookupError, UnicodeError, HeaderParseError):  # bad base64 in an encoded word, say
         decoded = raw
-    return " ".join(decoded.split())
+    return " ".join(decoded.replace("\x00", "").split())
 
 
 def _address(address: Address) -> str | None:

@@ -71,13 +71,19 @@ def parse(raw: bytes) -> EmailMessage:
     return _parser.parsebytes(raw)
 
 
+def _storable(text: str) -> str:
+    """The text without NUL characters, which PostgreSQL's text and jsonb columns refuse."""
+    return text.replace("\x00", "")
+
+
 def header(message: EmailMessage, name: str) -> str:
     """A header as text; a header that fails to decode comes back as its raw value."""
     try:
         value = message.get(name)
-    except Exception:  # defective encoded words and the like
-        value = message.get_all(name, [""])[0] if message.get_all(name) else ""
-    return " ".join(str(value or "").split())
+    except Exception:  # defective encoded words and the like: the value as it arrived, 8-bit bytes as U+FFFD
+        value = next((raw for key, raw in message.raw_items() if key.lower() == name.lower()), "")
+        value = str(value).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return _storable(" ".join(str(value or "").split()))
 
 
 def addresses(message: EmailMessage, name: str) -> list[str]:
@@ -85,7 +91,8 @@ def addresses(message: EmailMessage, name: str) -> list[str]:
         values = [str(value) for value in message.get_all(name, [])]
     except Exception:
         return []
-    return [f"{display} <{address}>" if display else address for display, address in getaddresses(values) if address]
+    return [_storable(f"{display} <{address}>" if display else address)
+            for display, address in getaddresses(values) if address]
 
 
 def message_date(message: EmailMessage) -> datetime | None:
@@ -100,10 +107,10 @@ def message_date(message: EmailMessage) -> datetime | None:
 
 def part_text(part: EmailMessage) -> str:
     try:
-        return part.get_content()
+        return _storable(part.get_content())
     except Exception:
         payload = part.get_payload(decode=True) or b""
-        return payload.decode("utf-8", errors="replace")
+        return _storable(payload.decode("utf-8", errors="replace"))
 
 
 def leaves(message: EmailMessage):
