@@ -9,6 +9,7 @@ import threading
 from collections.abc import Mapping
 from functools import cached_property
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.utils.serializer_helpers import BindingDict
@@ -122,6 +123,10 @@ _URL_REST = (rf"://(?:localhost|(?:{_SHORT_LABEL}\.){{1,4}}[A-Za-z]{{2,40}})(?::
              r"(?:[/?#][^\s\x00-\x1f\x7f\x85]{0,1500})?$")  # no space or control character, as Python's \s
 HTTP_URL_PATTERN = rf"^[Hh][Tt][Tt][Pp][Ss]?{_URL_REST}"
 HTTPS_URL_PATTERN = rf"^[Hh][Tt][Tt][Pp][Ss]{_URL_REST}"
+# Text that becomes (part of) a header: no line breaks or control characters but tab; one_line
+# text (names, campaign subjects) not even a tab. The validators carry the patterns into the schema.
+header_text = RegexValidator(r"^[^\x00-\x08\x0a-\x1f\x7f]*$", "must not contain line breaks or control characters")
+one_line = RegexValidator(r"^[^\x00-\x1f\x7f]*$", "must be one line without control characters")
 # An IPv4 or IPv6 address, or a network in CIDR notation (Python's ipaddress reads them).
 IP_OR_NETWORK = {"anyOf": [{"type": "string", "format": "ipv4"}, {"type": "string", "format": "ipv6"},
                            {"type": "string", "pattern": r"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}"

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from api.inputs import AddressField, OptionalAddressField, ReusedFields, StrictInput
+from api.inputs import AddressField, OptionalAddressField, ReusedFields, StrictInput, header_text
 from mailcore.sending.services import MAX_UNSEND_WINDOW
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -72,7 +72,7 @@ class SendInput(ReusedFields, StrictInput):
     to = serializers.ListField(child=AddressField(), min_length=1, max_length=50)
     cc = serializers.ListField(child=AddressField(), required=False, default=list, max_length=50)
     bcc = serializers.ListField(child=AddressField(), required=False, default=list, max_length=50)
-    subject = serializers.CharField(required=False, allow_blank=True, max_length=998)
+    subject = serializers.CharField(required=False, allow_blank=True, max_length=998, validators=[header_text])
     body_html = BodyField(required=False, allow_blank=True, trim_whitespace=False)
     body_text = BodyField(required=False, allow_blank=True, trim_whitespace=False)
     template_id = serializers.IntegerField(required=False)

@@ -9,7 +9,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
 from api.hosting.contacts import ClientBookApi, group_of
-from api.inputs import StrictInput
+from api.inputs import StrictInput, one_line
 from api.pagination import page_query
 from mailcore.campaigns import services
 from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment
@@ -64,12 +64,6 @@ SEGMENT_CONDITION = {
          "properties": {"not": _CONDITION}},
     ],
 }
-
-
-def one_line(value: str) -> str:
-    if any(ord(char) < 32 or ord(char) == 127 for char in value):
-        raise serializers.ValidationError("must be one line without control characters")
-    return value
 
 
 @extend_schema_field({"type": "array", "maxItems": MAX_CONDITIONS, "items": SEGMENT_CONDITION,

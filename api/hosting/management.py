@@ -12,7 +12,7 @@ from rest_framework.renderers import StaticHTMLRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.inputs import StrictInput
+from api.inputs import StrictInput, one_line
 from api.pagination import page_query
 from api.hosting.access import HostingApi
 from api.hosting.views import MAILBOXES
@@ -26,12 +26,6 @@ TAG = "hosting: mailbox management"
 HTML_INVALID_LINK = OpenApiResponse(OpenApiTypes.STR, description="Tampered or expired link, or the rule is gone; "
                                     "the page says which")
 SIGNATURE_MAX = 10_000
-
-
-def _no_control_characters(value: str) -> str:
-    if any(ord(char) < 32 or ord(char) == 127 for char in value):
-        raise serializers.ValidationError("must be one line without control characters")
-    return value
 
 
 class _MailboxApi(HostingApi):
@@ -181,7 +175,7 @@ class IdentityOutput(serializers.Serializer):
 
 class IdentityInput(StrictInput):
     display_name = serializers.CharField(max_length=200, required=False, allow_blank=True,
-                                         validators=[_no_control_characters])
+                                         validators=[one_line])
     signature_html = serializers.CharField(max_length=SIGNATURE_MAX, required=False, allow_blank=True,
                                            trim_whitespace=False,
                                            help_text="HTML appended to outgoing mail; sanitized like mail")

@@ -14,6 +14,7 @@ from io import StringIO
 
 import pytest
 import schemathesis
+from hypothesis import strategies as st
 from django.core.management import call_command
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
@@ -39,6 +40,10 @@ def _schema():
     return loaded
 
 
+# `format: rrule` (RFC 5545 recurrence rules, which the API parses): valid rules, or none.
+schemathesis.openapi.format("rrule", st.sampled_from([
+    "", "FREQ=DAILY", "FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10", "FREQ=MONTHLY;INTERVAL=2;BYMONTHDAY=15",
+    "FREQ=YEARLY;UNTIL=20401231T000000Z", "FREQ=WEEKLY;INTERVAL=3;BYDAY=FR", "FREQ=DAILY;COUNT=5"]))
 schema = _schema()
 
 

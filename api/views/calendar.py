@@ -22,6 +22,12 @@ from mailcore.paging import page_window
 
 MAX_ATTENDEES = 100
 MAX_DESCRIPTION = 10_000
+@extend_schema_field({"type": "string", "format": "rrule", "maxLength": 255})
+class RruleField(serializers.CharField):
+    """An RFC 5545 RRULE value (`format: rrule`): its grammar is more than a pattern can state, so
+    the schema names it and the API parses it (a rule without an occurrence is refused too)."""
+
+
 COLOR = serializers.RegexField(r"^#[0-9a-fA-F]{6}\Z", max_length=7, required=False, allow_blank=True,
                                help_text="#rrggbb (stored lower-cased); empty: the calendar's colour.")
 READ_WRITE = {"GET": "calendar:read", "POST": "calendar:write", "PATCH": "calendar:write",
@@ -54,7 +60,7 @@ class EventUpdateInput(StrictInput):
         child=serializers.EmailField(max_length=320), max_length=MAX_ATTENDEES, required=False,
         help_text=f"Email addresses (at most {MAX_ATTENDEES}); replaces the list, keeping known replies. Attendees "
         "of an event in a mailbox's calendar get invitations from that mailbox.")
-    recurrence = serializers.CharField(
+    recurrence = RruleField(
         max_length=255, required=False, allow_blank=True,
         help_text="An RFC 5545 RRULE value, e.g. FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10; empty: one occurrence. "
         "Occurrences repeat in the event's timezone.")

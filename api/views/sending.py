@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.inputs import StrictInput
+from api.inputs import StrictInput, header_text
 from api.pagination import page_query
 from api.permissions import request_account
 from api.serializers import SendInput, SendResult, send_result
@@ -111,14 +111,15 @@ class ScheduledDetailApi(APIView):
 
 class TemplateInput(StrictInput):
     name = serializers.CharField(max_length=200)
-    subject = serializers.CharField(max_length=998, required=False, allow_blank=True, default="")
+    subject = serializers.CharField(max_length=998, required=False, allow_blank=True, default="",
+                                    validators=[header_text])
     body_html = serializers.CharField(trim_whitespace=False)
     is_shared = serializers.BooleanField(required=False, default=False)
 
 
 class TemplateUpdateInput(StrictInput):
     name = serializers.CharField(max_length=200, required=False)
-    subject = serializers.CharField(max_length=998, required=False, allow_blank=True)
+    subject = serializers.CharField(max_length=998, required=False, allow_blank=True, validators=[header_text])
     body_html = serializers.CharField(required=False, trim_whitespace=False)
     is_shared = serializers.BooleanField(required=False)
 

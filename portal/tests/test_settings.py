@@ -99,7 +99,8 @@ def test_production_answers_carry_hsts_cookies_are_secure_and_plain_http_is_redi
 
 
 def test_manage_py_check_deploy_is_clean_with_production_settings(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV"}}
+    env = {k: v for k, v in os.environ.items()  # pytest-playwright sets DJANGO_ALLOW_ASYNC_UNSAFE for the tests
+           if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
     env.update(PRODUCTION, DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="portal.settings")
     result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
                             env=env, capture_output=True, text=True, timeout=120)
