@@ -179,7 +179,7 @@ ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
 ACCOUNT_RATE_LIMITS = {
-    "login_failed": "5/5m/ip,5/5m/key",  # portal.signin's Retry-After is the 5 minutes
+    "login_failed": "5/5m/ip,5/5m/key",  # portal.signin reads its Retry-After from here
     "signup": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
     "confirm_email": "1/3m/key",

@@ -57,4 +57,5 @@ class WebhookDelivery(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+        # (status, next_attempt_at): the deliverer; created_at: the metrics' recent outcomes
+        indexes = [models.Index(fields=["status", "next_attempt_at"]), models.Index(fields=["created_at"])]

@@ -44,4 +44,5 @@ class OutboundMessage(models.Model):
 
     class Meta:
         ordering = ["due_at", "id"]
-        indexes = [models.Index(fields=["status", "due_at"])]
+        # (status, due_at): the dispatcher; created_at: the metrics' recent outcomes
+        indexes = [models.Index(fields=["status", "due_at"]), models.Index(fields=["created_at"])]

@@ -240,13 +240,14 @@ def _connect_failure(url, error: Exception) -> str:
     return f"451 4.4.1 Relay {url.host}:{url.port} unavailable ({error.__class__.__name__})"
 
 
-def _connect(url) -> smtplib.SMTP:
-    """A connection to the relay, greeted, on TLS and logged in as the URL says."""
+def _connect(url, timeout: float = RELAY_TIMEOUT_SECONDS) -> smtplib.SMTP:
+    """A connection to the relay, greeted, on TLS and logged in as the URL says; `timeout` bounds
+    each network step."""
     context = _tls_context(settings.SMTP_CA_BUNDLE) if url.implicit_tls or url.starttls else None
     if url.implicit_tls:
-        client = smtplib.SMTP_SSL(url.host, url.port, timeout=RELAY_TIMEOUT_SECONDS, context=context)
+        client = smtplib.SMTP_SSL(url.host, url.port, timeout=timeout, context=context)
     else:
-        client = smtplib.SMTP(url.host, url.port, timeout=RELAY_TIMEOUT_SECONDS)
+        client = smtplib.SMTP(url.host, url.port, timeout=timeout)
     try:
         client.ehlo()
         if url.starttls:
@@ -260,10 +261,10 @@ def _connect(url) -> smtplib.SMTP:
     return client
 
 
-def relay_reachable() -> None:
-    """Connect to SMTP_URL as a send would (TLS and login included) and leave; raises when it cannot
-    (the readiness check)."""
-    _quit(_connect(parse_smtp_url(settings.SMTP_URL)))
+def relay_reachable(timeout: float) -> None:
+    """Connect to SMTP_URL as a send would (TLS and login included) and leave; raises when it cannot,
+    or when a step takes longer than `timeout` (the readiness check, which must answer quickly)."""
+    _quit(_connect(parse_smtp_url(settings.SMTP_URL), timeout))
 
 
 def _quit(client: smtplib.SMTP | None) -> None:

@@ -34,7 +34,8 @@ class JobsCollector:
         for queue in monitoring.queues():
             due.add_metric([queue.name], queue.due)
             oldest.add_metric([queue.name], queue.oldest_seconds)
-        outcomes = GaugeMetricFamily("mailwell_outcomes", "Sends and webhook deliveries by state",
+        outcomes = GaugeMetricFamily("mailwell_recent_outcomes", "Sends and webhook deliveries made in the last hour, "
+                                     "by state",
                                      labels=["kind", "state"])
         for kind, states in monitoring.outcomes().items():
             for state, count in sorted(states.items()):

@@ -63,6 +63,14 @@ def test_logins_are_rate_limited(client, alice):
     assert client.get("/").status_code == 302  # even the right password is refused for now
 
 
+def test_retry_after_follows_the_configured_limit(client, alice, settings):
+    settings.ACCOUNT_RATE_LIMITS = {**settings.ACCOUNT_RATE_LIMITS, "login_failed": "3/90s/ip,3/2m/key"}
+    for _ in range(3):
+        client.post("/accounts/login/", {"login": alice.email, "password": "wrong"})
+    response = client.post("/accounts/login/", {"login": alice.email, "password": "wrong"})
+    assert response.status_code == 429 and response["Retry-After"] == "120"
+
+
 def test_password_reset_by_email(client, alice):
     client.post("/accounts/password/reset/", {"email": alice.email})
     assert len(mail.outbox) == 1

@@ -2,24 +2,20 @@
 for real), Prometheus metrics (queues, outcomes, request latency; only for the operator's network
 or token), request ids in every answer and in JSON log lines."""
 import json
-import os
 import socket
-import subprocess
-import sys
+import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.utils import timezone
 
 from mailcore.outbound.models import OutboundMessage
 from testkit.clients import key_client
+from testkit.django_process import PRODUCTION, django_probe
 from testkit.factories import make_mailbox
 from testkit.smtp_sink import free_port, smtp_sink
 
 pytestmark = pytest.mark.django_db
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_healthz_answers_while_the_process_runs(client):
@@ -66,6 +62,19 @@ def test_readyz_fails_when_dovecot_does_not_greet(client, settings):
     assert response.status_code == 503 and response.json()["checks"]["dovecot"] == "failed: TimeoutError"
 
 
+def test_readyz_answers_in_time_when_the_relay_accepts_and_never_greets(client, settings):
+    """compose's health check gives up after 10 s: a hung relay must make /readyz say so, not hang."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        settings.SMTP_URL = f"smtp://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        response = client.get("/readyz")
+        waited = time.monotonic() - started
+    assert response.status_code == 503 and response.json()["checks"]["relay"].startswith("failed: ")
+    assert waited < 10
+
+
 def metric(text: str, name: str) -> float:
     return float(next(line for line in text.splitlines() if line.startswith(name + " ")).split()[-1])
 
@@ -77,13 +86,17 @@ def test_metrics_show_the_queues_outcomes_and_request_latency(client, alice, rel
         assert sender.post("/mail/send", {"from_email": mailbox.address, "to": [f"r{n}@elsewhere.test"], "subject": "Hi",
                                           "body_text": "Hello"}, format="json").status_code == 200
     OutboundMessage.objects.update(status=OutboundMessage.Status.QUEUED, due_at=timezone.now() - timedelta(minutes=2))
+    old = OutboundMessage.objects.create(account=alice.account, mailbox=mailbox, payload={},
+                                         status=OutboundMessage.Status.FAILED, due_at=timezone.now())
+    OutboundMessage.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=2))
 
     text = client.get("/metrics").content.decode()
 
     assert metric(text, 'mailwell_queue_due{queue="sends"}') == 3
     assert 115 <= metric(text, 'mailwell_queue_oldest_due_seconds{queue="sends"}') < 300
     assert metric(text, 'mailwell_queue_due{queue="webhook_deliveries"}') == 0
-    assert metric(text, 'mailwell_outcomes{kind="sends",state="queued"}') == 3
+    assert metric(text, 'mailwell_recent_outcomes{kind="sends",state="queued"}') == 3
+    assert 'state="failed"' not in text  # the failed send was made two hours ago: outside the window
     # by URL pattern, never by path (an id in a path would make a series per object)
     assert metric(text, 'mailwell_http_request_duration_seconds_count{method="POST",route="mail/send",'
                         'status="200"}') >= 3
@@ -108,15 +121,9 @@ def test_every_answer_carries_a_request_id_and_keeps_a_proxys(client):
 
 
 def test_production_logs_are_json_lines_with_the_request_id(tmp_path):
-    probe = ("import django; django.setup()\n"
-             "from django.test import Client\n"
+    probe = ("from django.test import Client\n"
              "Client().get('/no-such-page', secure=True, HTTP_HOST='mail.example.com', HTTP_X_REQUEST_ID='req-12345678')\n")
-    from portal.tests.test_settings import PRODUCTION
-
-    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV"}}
-    env.update(PRODUCTION, DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="portal.settings")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=60)
+    result = django_probe(probe, {**PRODUCTION, "DATA_DIR": str(tmp_path)})
 
     assert result.returncode == 0, result.stderr[-2000:]
     lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]

@@ -1,22 +1,13 @@
 """Production mode refuses to start with insecure settings."""
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-GOOD_KEY = "x" * 20 + "production-secret-key-for-this-test-only-0123456789"
+from testkit.django_process import GOOD_KEY, PRODUCTION, django_process, django_probe
 
 
-def start(env_overrides: dict) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV"}}
-    env.update(env_overrides, DJANGO_SETTINGS_MODULE="portal.settings")
-    return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); print('started')"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
-    )
+def start(environment: dict) -> subprocess.CompletedProcess:
+    return django_probe("print('started')", environment)
 
 
 def test_production_refuses_to_start_without_a_secret_key(tmp_path):
@@ -43,12 +34,6 @@ def test_production_refuses_to_start_without_a_field_encryption_key(tmp_path):
                     "DATA_DIR": str(tmp_path)})
     assert result.returncode != 0
     assert "needs FIELD_ENCRYPTION_KEY" in result.stderr
-
-
-PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "mail.example.com",
-              "FIELD_ENCRYPTION_KEY": "bXVzdC1iZS0zMi11cmwtc2FmZS1iYXNlNjQtYnl0ZXM=",
-              "PAYMENT_PROVIDER": "usd=stripe,ngn=paystack", "STRIPE_API_KEY": "sk_live_x",
-              "STRIPE_WEBHOOK_SECRET": "whsec_x", "PAYSTACK_SECRET_KEY": "sk_live_y"}
 
 
 def test_production_starts_with_real_settings(tmp_path):
@@ -80,18 +65,14 @@ def test_a_bad_boolean_fails_loudly(tmp_path):
 
 
 def test_production_answers_carry_hsts_cookies_are_secure_and_plain_http_is_redirected(tmp_path):
-    probe = ("import django; django.setup()\n"
-             "from django.conf import settings\n"
+    probe = ("from django.conf import settings\n"
              "from django.test import Client\n"
              "client = Client()\n"
              "answer = client.get('/contacts', secure=True, HTTP_HOST='mail.example.com')\n"
              "plain = client.get('/contacts', HTTP_HOST='mail.example.com')\n"
              "print(answer.status_code, answer['Strict-Transport-Security'], settings.SESSION_COOKIE_SECURE,\n"
              "      settings.CSRF_COOKIE_SECURE, plain.status_code, plain['Location'])\n")
-    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV"}}
-    env.update(PRODUCTION, DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="portal.settings")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=60)
+    result = django_probe(probe, {**PRODUCTION, "DATA_DIR": str(tmp_path)})
 
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["401", "max-age=31536000;", "includeSubDomains", "True", "True", "301",
@@ -99,11 +80,8 @@ def test_production_answers_carry_hsts_cookies_are_secure_and_plain_http_is_redi
 
 
 def test_manage_py_check_deploy_is_clean_with_production_settings(tmp_path):
-    env = {k: v for k, v in os.environ.items()  # pytest-playwright sets DJANGO_ALLOW_ASYNC_UNSAFE for the tests
-           if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
-    env.update(PRODUCTION, DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="portal.settings")
-    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=120)
+    result = django_process(["manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                            {**PRODUCTION, "DATA_DIR": str(tmp_path)}, timeout=120)
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
