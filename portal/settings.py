@@ -369,6 +369,8 @@ if PRODUCTION and MAIL_STORE == "imap" and not DOVECOT_MASTER_PASSWORD:
     raise ImproperlyConfigured("MAIL_STORE=imap in production needs DOVECOT_MASTER_PASSWORD")
 # Inbound: our LMTP/SMTP listener, and where it hands mail to Dovecot (host:port) in imap mode.
 LMTP_LISTEN = env_str("LMTP_LISTEN", "127.0.0.1:2424")
+# Where Postfix's port 587 hands authenticated sessions (manage.py submission_intake); internal only.
+SUBMISSION_INTAKE_LISTEN = env_str("SUBMISSION_INTAKE_LISTEN", "127.0.0.1:10026")
 DOVECOT_LMTP = env_str("DOVECOT_LMTP", "127.0.0.1:24")
 # Dovecot's mail directory (its mail_home root), for `manage.py backup` and `restore`; empty: the
 # mail is in the database (the embedded store) and the database backup holds it.

@@ -54,6 +54,7 @@ class Dovecot:
     submission_port: int = 0
     submitted: SinkHandler | None = None  # what Dovecot sent through submission_host
     imaps_port: int = 0  # with start_dovecot(tls=True): IMAPS, as production serves owners' clients
+    auth_port: int = 0  # Dovecot's SASL service, as Postfix's submission port asks it
 
     @property
     def log_path(self) -> Path:
@@ -104,9 +105,10 @@ def _sql_connection() -> tuple[str, str]:
     pytest.fail(f"Dovecot has no SQL driver for {database['ENGINE']}", pytrace=False)
 
 
-def _master_users(user: str, password: str) -> str:
+def _master_users(user: str, password: str, nets: str = "") -> str:
     """The passwd-file line, made by the same script production's entrypoint runs."""
-    env = {**os.environ, "DOVECOT_MASTER_USER": user, "DOVECOT_MASTER_PASSWORD": password}
+    env = {**os.environ, "DOVECOT_MASTER_USER": user, "DOVECOT_MASTER_PASSWORD": password,
+           "DOVECOT_MASTER_NETS": nets}
     env["PATH"] = f"{env.get('PATH', '')}:/usr/sbin:/usr/bin:/sbin:/bin"
     result = subprocess.run(
         ["sh", str(CONFIG_DIR / "master-users.sh")], env=env, capture_output=True, text=True, check=False
@@ -139,7 +141,7 @@ def _tls_config(directory: Path) -> str:
 
 def _instance_config(directory: Path, imap_port: int, lmtp_port: int, sql_file: Path, driver: str,
                      dict_file: Path, quota_file: Path, submission_port: int, penalty: bool,
-                     imaps_port: int = 0) -> str:
+                     imaps_port: int = 0, auth_port: int = 0) -> str:
     return f"""# One test run's Dovecot: instance values only; the service is the shared file.
 !include {CONFIG_DIR / "mailwell.conf"}
 
@@ -164,6 +166,12 @@ service lmtp {{
   inet_listener lmtp {{
     address = 127.0.0.1
     port = {lmtp_port}
+  }}
+}}
+service auth {{
+  inet_listener sasl {{
+    address = 127.0.0.1
+    port = {auth_port}
   }}
 }}
 {"" if penalty else NO_PENALTY}
@@ -237,7 +245,7 @@ def _stop(process: subprocess.Popen) -> None:
 
 def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: SinkHandler | None = None,
                   master_password: str | None = None, penalty: bool = False,
-                  tls: bool = False) -> tuple[Dovecot, subprocess.Popen]:
+                  tls: bool = False, master_nets: str = "") -> tuple[Dovecot, subprocess.Popen]:
     binary = _dovecot_binary()
     driver, connect = _sql_connection()
     directory = Path(tempfile.mkdtemp(prefix="mailwell-dovecot-"))
@@ -246,10 +254,10 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
     shutil.chown(directory / "mail", "mail", "mail")
     instance = Dovecot("127.0.0.1", _free_port(), _free_port(), master_user,
                        master_password or secrets.token_urlsafe(24), directory, submission_port, submitted,
-                       _free_port() if tls else 0)
+                       _free_port() if tls else 0, _free_port())
 
     master_users = directory / "master-users"
-    master_users.write_text(_master_users(instance.master_user, instance.master_password))
+    master_users.write_text(_master_users(instance.master_user, instance.master_password, master_nets))
     shutil.chown(master_users, "root", "dovecot")  # the auth process runs as dovecot
     master_users.chmod(0o640)
     sql_file = directory / "dovecot-sql.conf.ext"
@@ -265,7 +273,8 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
     quota_file.chmod(0o600)
     config = directory / "dovecot.conf"
     config.write_text(_instance_config(directory, instance.imap_port, instance.lmtp_port, sql_file, driver,
-                                       dict_file, quota_file, submission_port, penalty, instance.imaps_port))
+                                       dict_file, quota_file, submission_port, penalty, instance.imaps_port,
+                                       instance.auth_port))
 
     with open(directory / "stderr.log", "wb") as stderr:
         process = subprocess.Popen(
@@ -319,8 +328,9 @@ def restore_plans() -> None:
 @pytest.fixture(scope="session")
 def dovecot(django_db_setup) -> Iterator[Dovecot]:
     with smtp_sink() as (submission_port, submitted):
+        # Master logins only from the app's network, as compose sets DOVECOT_MASTER_NETS.
         instance, process = start_dovecot(settings.DOVECOT_MASTER_USER, submission_port=submission_port,
-                                          submitted=submitted)
+                                          submitted=submitted, master_nets="127.0.0.0/8")
         try:
             yield instance
         finally:

@@ -74,3 +74,11 @@ def make_message(subject: str = "Hello", body: str = "Just saying hi.", *, sende
         maintype, subtype = content_type.split("/")
         message.add_attachment(payload, maintype=maintype, subtype=subtype, filename=filename)
     return message.as_bytes()
+
+
+def client_message(sender: str, subject: str = "Hello", *, to: str = "reader@elsewhere.test", body: str = "Hi.",
+                   headers: str = "") -> bytes:
+    """A message as a mail client submits it: without Date or Message-ID unless `headers` (raw
+    header lines, CRLF-terminated) brings them, so the server's additions show."""
+    return (f"From: {sender}\r\nTo: {to}\r\nSubject: {subject}\r\n{headers}MIME-Version: 1.0\r\n"
+            f"Content-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n").encode()

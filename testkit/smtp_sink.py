@@ -81,3 +81,17 @@ def inbound_listener(**options):
         yield port
     finally:
         controller.stop()
+
+
+@contextmanager
+def submission_intake():
+    """Our submission intake (mailcore.sending.intake) on 127.0.0.1; yields its port."""
+    from mailcore.sending.intake import submission_controller
+
+    port = free_port()
+    controller = submission_controller(f"127.0.0.1:{port}")
+    controller.start()
+    try:
+        yield port
+    finally:
+        controller.stop()

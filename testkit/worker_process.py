@@ -4,6 +4,7 @@ test can kill it with SIGKILL in the middle of its work and start it again.
 The test must be transactional (its rows committed where the child reads them). On SQLite the
 test database is a file (conftest.py) that the child opens through DATABASE_URL; on PostgreSQL the
 child connects to the same test database by name."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -80,13 +81,19 @@ class WorkerProcess:
         self.process.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        """SIGTERM and up to 30 s for a warm shutdown; then whatever of its process group is left
+        (Celery's pool and beat children outlive a main process that was killed) gets SIGKILL."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None

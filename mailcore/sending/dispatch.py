@@ -11,6 +11,7 @@ a worker killed before its batch is recorded costs no second copy: the next clai
 records those answers instead of sending again. Only a kill between the relay's answer and that
 one UPDATE can send a message twice, the same window as when each message was recorded alone.
 """
+import base64
 import json
 import logging
 from collections import defaultdict
@@ -31,6 +32,7 @@ from mailcore.sending.compose import Composed, compose
 from mailcore.store.base import StoreError
 from mailcore.store.embedded import EmbeddedStore
 from mailcore.store.factory import store_for
+from mailcore.store.reading import read
 from mailcore.timefmt import iso
 
 log = logging.getLogger(__name__)
@@ -220,8 +222,12 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
     if not message.rfc_message_id:
         message.rfc_message_id = f"<{message.message_id}@{domain}>"
     try:
-        built = compose(mailbox=mailbox, payload=message.payload, message_id=str(message.message_id),
-                        rfc_message_id=message.rfc_message_id, track_opens=message.track_opens)
+        if "submitted" in message.payload:  # made by the owner's own mail client (mailcore.sending.submission)
+            raw = base64.b64decode(message.payload["submitted"])
+            built = Composed(raw, read(raw, headers=False))
+        else:
+            built = compose(mailbox=mailbox, payload=message.payload, message_id=str(message.message_id),
+                            rfc_message_id=message.rfc_message_id, track_opens=message.track_opens)
     except (ValueError, TypeError, LookupError) as error:  # cannot succeed on a later attempt
         log.warning("outbound message %s cannot be built: %s", message.message_id, error)
         _fail(message, f"554 5.6.0 Message could not be built: {error}")

@@ -102,6 +102,20 @@ def test_a_wrong_master_password_is_refused(mailbox, settings):
         store_for(mailbox).folders()
 
 
+def test_the_master_user_logs_in_only_from_the_apps_network(plans, transactional_db, settings):
+    """DOVECOT_MASTER_NETS: with the master password alone, from anywhere else, no mailbox opens."""
+    from testkit.dovecot import start_dovecot, stop_dovecot
+
+    mailbox = managed_mailbox(password=PASSWORD)
+    elsewhere, process = start_dovecot(settings.DOVECOT_MASTER_USER, master_nets="192.0.2.0/24")
+    try:
+        with pytest.raises(imaplib.IMAP4.error, match="AUTHENTICATIONFAILED"):
+            owner_login(elsewhere, f"{mailbox.address}*{elsewhere.master_user}", elsewhere.master_password)
+        owner_login(elsewhere, mailbox.address, PASSWORD).logout()  # the owner's own login is not limited
+    finally:
+        stop_dovecot(elsewhere, process)
+
+
 def test_a_disabled_mailbox_cannot_log_in_either_way(mailbox, imap_settings):
     store_for(mailbox).append("INBOX", message("kept"))
     Mailbox.objects.filter(pk=mailbox.pk).update(is_active=False)

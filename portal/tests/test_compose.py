@@ -28,9 +28,13 @@ def test_the_compose_file_is_valid_with_health_checks_and_named_volumes(tmp_path
     compose = yaml.safe_load(result.stdout)
 
     services = compose["services"]
-    assert set(services) == {"web", "worker", "inbound", "dovecot", "postfix", "caddy", "postgres", "redis"}
+    assert set(services) == {"web", "worker", "inbound", "submission-intake", "dovecot", "postfix", "caddy",
+                             "postgres", "redis"}
     assert {name for name, service in services.items() if "healthcheck" in service} >= {
-        "web", "worker", "inbound", "dovecot", "postgres", "redis"}
+        "web", "worker", "inbound", "submission-intake", "dovecot", "postgres", "redis"}
+    assert "ports" not in services["submission-intake"]  # it trusts the envelope sender: Postfix's only
+    assert services["dovecot"]["environment"]["DOVECOT_MASTER_NETS"] == compose["networks"]["default"]["ipam"][
+        "config"][0]["subnet"]  # master logins from the services' network only
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
     assert set(compose["volumes"]) == {"caddy", "data", "mail", "pg", "postfix-queue", "redis"}
     assert services["postfix"]["build"]["context"].endswith("docker/postfix")  # our image, from the tested files

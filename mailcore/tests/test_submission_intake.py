@@ -1,0 +1,92 @@
+"""The submission intake as Postfix's port 587 talks to it (smtpd_proxy_filter), driven here by a
+real SMTP client: what it accepts becomes a send like an API send, what it refuses is a reply the
+owner's mail client shows, and a refusal stores nothing. Postfix in front of it:
+mailcore/tests/test_postfix.py."""
+import smtplib
+
+import pytest
+
+from mailcore.accounts.models import Plan
+from mailcore.mailboxes.models import Alias
+from mailcore.outbound.models import OutboundMessage
+from mailcore.sending.dispatch import outbound_dispatch_due
+from mailcore.store.factory import store_for
+from testkit.factories import client_message, make_mailbox
+from testkit.smtp_sink import submission_intake
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the intake's threads read what the test wrote
+
+
+@pytest.fixture
+def ann(plans, alice, settings, tmp_path):
+    settings.MAIL_STORE = "embedded"
+    settings.DATA_DIR = tmp_path
+    return make_mailbox(alice.account, "ann@example.test")
+
+
+@pytest.fixture
+def intake():
+    with submission_intake() as port:
+        yield port
+
+
+def submit(port: int, envelope_from: str, raw: bytes, to: tuple[str, ...] = ("reader@elsewhere.test",)) -> None:
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
+        client.sendmail(envelope_from, list(to), raw)
+
+
+def test_the_clients_message_id_is_kept_and_an_alias_may_be_the_sender(intake, ann, relay):
+    Alias.objects.create(mailbox=ann, address="sales@example.test")
+    submit(intake, "sales@example.test", client_message("Sales <sales@example.test>", "Quote",
+                                                        headers="Message-ID: <thread-1@laptop.test>\r\n"))
+
+    message = OutboundMessage.objects.get()
+    assert message.mailbox == ann and message.rfc_message_id == "<thread-1@laptop.test>"
+    assert outbound_dispatch_due() == 1
+    assert relay.messages[0].mail_from == "ann@example.test"  # bounces come back to the mailbox
+    assert b"Message-ID: <thread-1@laptop.test>" in relay.messages[0].content
+    assert b"DKIM-Signature:" in relay.messages[0].content
+    assert [m.subject for m in store_for(ann).list("Sent").messages] == ["Quote"]
+
+
+@pytest.mark.parametrize("envelope_from, sender, expected", [
+    ("nobody@example.test", "nobody@example.test", (553, b"not a mailbox hosted here")),
+    ("ann@example.test", "boss@example.test", (550, b"own address")),
+    ("ann@example.test", "ann@example.test, boss@example.test", (550, b"own address")),
+    ("ann@example.test", "not an address", (550, b"own address")),
+])
+def test_a_sender_that_is_not_the_mailbox_is_refused(intake, ann, envelope_from, sender, expected):
+    with pytest.raises(smtplib.SMTPDataError) as refused:
+        submit(intake, envelope_from, client_message(sender))
+    assert refused.value.smtp_code == expected[0] and expected[1] in refused.value.smtp_error
+    assert not OutboundMessage.objects.exists()
+
+
+def test_a_suspended_mailbox_is_refused(intake, ann):
+    ann.is_active = False
+    ann.save()
+    with pytest.raises(smtplib.SMTPDataError) as refused:
+        submit(intake, ann.address, client_message(ann.address))
+    assert refused.value.smtp_code == 550 and b"suspended" in refused.value.smtp_error
+    assert not OutboundMessage.objects.exists()
+
+
+def test_a_message_over_the_plans_attachment_cap_is_refused(intake, ann):
+    ann.plan = Plan.objects.create(code="small", name="Small", rank=9, sends_per_day=10, sends_per_hour=10,
+                                   storage_mb=100, attachment_max_mb=2)
+    ann.save()
+    cap = 2 * 1024 * 1024
+    with pytest.raises(smtplib.SMTPDataError) as refused:
+        lines = (cap * 4 // 3 + 2 * 1024 * 1024) // 78  # past the cap in base64, with room for the rest
+        submit(intake, ann.address, client_message(ann.address, body=("x" * 76 + "\r\n") * lines))
+    assert refused.value.smtp_code == 552 and b"5.3.4" in refused.value.smtp_error
+    assert not OutboundMessage.objects.exists()
+
+
+def test_too_many_recipients_are_refused_at_rcpt(intake, ann):
+    recipients = tuple(f"r{n}@elsewhere.test" for n in range(51))
+    with smtplib.SMTP("127.0.0.1", intake, timeout=30) as client:
+        client.ehlo("postfix.test")
+        client.mail(ann.address)
+        codes = [client.rcpt(recipient)[0] for recipient in recipients]
+    assert codes == [250] * 50 + [452]
