@@ -84,6 +84,14 @@ def dkim_sign(raw: bytes, *, domain_name: str, key: DkimKey | None = None) -> by
     return b"DKIM-Signature: " + b"\r\n ".join(lines + _b_tag_lines(base64.b64encode(signature))) + b"\r\n" + raw
 
 
+def dkim_signable(raw: bytes) -> None:
+    """Raise DkimFormatError when dkim_sign would (checked before accepting mail that is signed
+    later), without signing."""
+    fields = _signed_fields(_split_message(raw)[0])
+    if b"from" not in fields:
+        raise DkimFormatError("the message has no From header field, which DKIM must sign")
+
+
 def _tags(fields: dict[bytes, bytes], body: bytes, *, domain: bytes, selector: bytes) -> bytes:
     """The signature's tags up to an empty b=, in dkimpy's order (so its output and ours compare)."""
     if b"from" not in fields:

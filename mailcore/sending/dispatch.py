@@ -86,7 +86,7 @@ def outbound_dispatch_due(*, limit: int = 50) -> int:
         return 0
     messages = list(OutboundMessage.objects.filter(pk__in=claimed, status=OutboundMessage.Status.SENDING)
                     .select_related("mailbox", "account").order_by("due_at", "id"))
-    keys = dkim_keys_for({m.mailbox.address.partition("@")[2] for m in messages if m.mailbox.is_managed})
+    keys = dkim_keys_for({_signing_domain(m) for m in messages if m.mailbox.is_managed})
     attempts, renew_at = [], timezone.now() + CLAIM_TIMEOUT / 2
     with Relay(local=deliver_if_hosted) as relay:
         for message in messages:
@@ -210,6 +210,12 @@ def reply_status(reply: str) -> str:
     return f"{code[:1]}.0.0" if code[:1].isdigit() else "5.0.0"
 
 
+def _signing_domain(message: OutboundMessage) -> str:
+    """The domain whose DKIM key signs: the mailbox's, or for mail from the owner's own client the
+    From address's (an alias may be on another domain of the account), so DMARC aligns."""
+    return message.payload.get("signing_domain") or message.mailbox.address.partition("@")[2]
+
+
 def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | None:
     """Build, sign and hand over one claimed message; its new state is set, to be saved with the
     batch. None when it ended here (failed and saved on its own)."""
@@ -234,7 +240,8 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
         return None
     raw = built.raw
     if mailbox.is_managed:
-        raw = dkim_sign(raw, domain_name=domain, key=keys.get(domain.lower()))
+        signing = _signing_domain(message)
+        raw = dkim_sign(raw, domain_name=signing, key=keys.get(signing.lower()))
         built = Composed(raw, built.summary)
     attempt = Attempt(message, built)
     pending = message.payload["pending"]
@@ -330,7 +337,11 @@ def _keep_sent_copies(attempts: list[Attempt]) -> None:
     for attempt in attempts:
         by_mailbox[attempt.message.mailbox_id].append(attempt)
     for group in by_mailbox.values():
-        store, raws = store_for(group[0].message.mailbox), [attempt.built.raw for attempt in group]
+        store = store_for(group[0].message.mailbox)
+        group = [attempt for attempt in group if not _client_kept_it(store, attempt.message)]
+        if not group:
+            continue
+        raws = [attempt.built.raw for attempt in group]
         try:
             if isinstance(store, EmbeddedStore):
                 store.append_many("Sent", raws, flags=("\\Seen",), summaries=[a.built.summary for a in group])
@@ -340,3 +351,14 @@ def _keep_sent_copies(attempts: list[Attempt]) -> None:
         except StoreError:
             log.warning("could not keep copies of %s in Sent", [str(a.message.message_id) for a in group],
                         exc_info=True)
+
+
+def _client_kept_it(store, message: OutboundMessage) -> bool:
+    """Mail from the owner's own client that the client already saved in Sent (most do, over IMAP,
+    right after sending): a second copy would only be a duplicate."""
+    if "submitted" not in message.payload:
+        return False
+    try:
+        return bool(store.related("Sent", [message.rfc_message_id]))
+    except StoreError:
+        return False

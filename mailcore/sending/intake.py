@@ -18,7 +18,7 @@ from mailcore.store.lmtp import parse_hostport
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 10026
-MAX_MESSAGE_BYTES = 35 * 1024 * 1024  # Postfix's message_size_limit; each plan's own cap is checked after DATA
+MAX_MESSAGE_BYTES = 50 * 1024 * 1024  # submission's message_size_limit (master.cf); each plan's after DATA
 UNAVAILABLE = "451 4.3.0 Temporary problem accepting the message, try again shortly"
 
 

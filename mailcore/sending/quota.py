@@ -16,6 +16,11 @@ from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 
 class SendQuotaExceeded(DomainError):
     code = ErrorCode.RATE_LIMITED
+    period = "day"  # or "hour": which allowance ran out
+
+
+class HourlySendLimitReached(SendQuotaExceeded):
+    period = "hour"
 
 
 def _take(model, limit: int, count: int, **key) -> bool:
@@ -61,7 +66,7 @@ def quota_reserve(*, mailbox: Mailbox, at: datetime | None = None, count: int = 
                 retry_after=_seconds_until(midnight, now),
             )
         if not _take(MailboxHourlySends, plan.sends_per_hour, count, mailbox=mailbox, hour=hour):
-            raise SendQuotaExceeded(
+            raise HourlySendLimitReached(
                 f"{mailbox.address} already has {plan.sends_per_hour} sends booked for the hour from "
                 f"{hour.isoformat().replace('+00:00', 'Z')}, its hourly limit ({plan.name} plan)." if hour > now else
                 f"{mailbox.address} has used its hourly limit of {plan.sends_per_hour} sends "

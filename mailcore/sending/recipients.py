@@ -23,9 +23,12 @@ CACHE_SECONDS = 300
 def _candidates(mailbox: Mailbox) -> list[str]:
     """Every remembered correspondent, newest first, one entry per address ("Name <address>")."""
     dated: list[tuple[float, str, str]] = []
-    sends = OutboundMessage.objects.filter(mailbox=mailbox).order_by("-created_at").values_list("created_at", "payload")
-    for created_at, payload in sends[:RECENT]:
-        for address in [*payload.get("to", []), *payload.get("cc", []), *payload.get("bcc", [])]:
+    # Only the address lists travel: a payload can carry a whole message (attachments, a message
+    # from the owner's mail client).
+    sends = OutboundMessage.objects.filter(mailbox=mailbox).order_by("-created_at").values_list(
+        "created_at", "payload__to", "payload__cc", "payload__bcc")
+    for created_at, *lists in sends[:RECENT]:
+        for address in [address for listed in lists for address in listed or []]:
             dated.append((created_at.timestamp(), "", address))
     try:
         page = store_for(mailbox).list("INBOX", per_page=RECENT)

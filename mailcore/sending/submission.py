@@ -4,8 +4,10 @@ Postfix authenticates the owner (SASL through Dovecot, the mailbox password) and
 FROM that is not the login's own address or alias (reject_sender_login_mismatch); it then hands the
 session to the submission intake (mailcore.sending.intake), which calls submission_accept. From
 there the message is a send like any other: a durable row, the mailbox's quota reserved, DKIM-signed
-by the dispatcher, a copy in Sent, and email.sent. Each refusal is an SMTP reply the client shows."""
+by the dispatcher (with the key of the From address's domain), a copy in Sent, and email.sent. Each
+refusal is an SMTP reply the client shows."""
 import base64
+import re
 import uuid
 from dataclasses import dataclass
 from email.utils import format_datetime
@@ -13,11 +15,13 @@ from email.utils import format_datetime
 from django.db import transaction
 from django.utils import timezone
 
+from mailcore.domains.dkim import DkimFormatError, dkim_signable
 from mailcore.jobs import DISPATCH_DUE_MAIL, enqueue
 from mailcore.mailboxes.models import Alias, Mailbox
 from mailcore.outbound.models import OutboundMessage
+from mailcore.sending.compose import message_ids_problem
 from mailcore.sending.quota import SendQuotaExceeded, quota_reserve
-from mailcore.sending.replies import own_addresses
+from mailcore.sending.replies import is_own_address, own_addresses
 from mailcore.sending.services import MAX_RECIPIENTS
 from mailcore.store.reading import header, parse
 
@@ -25,6 +29,8 @@ from mailcore.store.reading import header, parse
 # headers too: a plan's attachment cap, in the message size it allows.
 BASE64_GROWTH = 4 / 3
 ROOM_FOR_THE_REST = 1024 * 1024
+# Header fields that name hidden recipients: they never leave (RFC 5322 3.6.3, 3.6.6).
+_HIDDEN = re.compile(rb"(?:resent-)?bcc[ \t]*:", re.IGNORECASE)
 
 
 class Refused(Exception):
@@ -42,11 +48,14 @@ class Submitted:
 
 
 def submitting_mailbox(envelope_from: str) -> Mailbox:
-    """The active hosted mailbox whose address (or alias) is the envelope sender."""
-    address = envelope_from.strip().lower()
-    mailbox = (Mailbox.objects.select_related("account", "plan", "account__plan").filter(address=address).first()
+    """The active hosted mailbox whose address, alias, or a subaddress of either (ann+news@) is the
+    envelope sender."""
+    local, _, domain = envelope_from.strip().lower().partition("@")
+    address = f"{local.split('+')[0]}@{domain}"
+    related = ("account", "plan", "account__plan")
+    mailbox = (Mailbox.objects.select_related(*related).filter(address=address).first()
                or next((alias.mailbox for alias in Alias.objects.select_related(
-                   "mailbox__account", "mailbox__plan", "mailbox__account__plan").filter(address=address)), None))
+                   *(f"mailbox__{name}" for name in related), "mailbox").filter(address=address)), None))
     if mailbox is None or not mailbox.is_managed:
         raise Refused(f"553 5.7.1 <{envelope_from}> is not a mailbox hosted here")
     if not mailbox.is_active:
@@ -67,8 +76,9 @@ def _addresses(message, name: str) -> list[str]:
         return []
 
 
-def _without_bcc(raw: bytes) -> bytes:
-    """The message with its Bcc headers (and their folded lines) taken out: they never leave."""
+def _without(raw: bytes, dropped) -> bytes:
+    """The message without the header fields (and their folded lines) whose first line `dropped`
+    matches."""
     head, separator, body = raw.partition(b"\r\n\r\n")
     if not separator:
         head, separator, body = raw.partition(b"\n\n")
@@ -78,46 +88,60 @@ def _without_bcc(raw: bytes) -> bytes:
             if not skipping:
                 kept.append(line)
             continue
-        skipping = line.lower().startswith(b"bcc:")
+        skipping = bool(dropped(line))
         if not skipping:
             kept.append(line)
     return b"".join(kept) + separator + body
 
 
+def _is_message_id_field(line: bytes) -> bool:
+    return line.lower().replace(b" ", b"").replace(b"\t", b"").startswith(b"message-id:")
+
+
 def submission_accept(envelope_from: str, recipients: list[str], raw: bytes) -> Submitted:
     """Check a submitted message and store it as a send; raises Refused with the reply to give."""
     mailbox = submitting_mailbox(envelope_from)
+    plan = mailbox.effective_plan
     if len(recipients) > MAX_RECIPIENTS:
         raise Refused(f"452 4.5.3 At most {MAX_RECIPIENTS} recipients per message")
-    limit = max_message_bytes(mailbox)
-    if len(raw) > limit:
-        raise Refused(f"552 5.3.4 Message too big: the {mailbox.effective_plan.name} plan takes attachments up to "
-                      f"{mailbox.effective_plan.attachment_max_mb} MB")
+    if len(raw) > max_message_bytes(mailbox):
+        raise Refused(f"552 5.3.4 Message too big: the {plan.name} plan takes attachments up to "
+                      f"{plan.attachment_max_mb} MB")
     message = parse(raw)
     senders = _addresses(message, "From")
-    own = own_addresses(mailbox)
-    if len(senders) != 1 or senders[0].lower() not in own:
+    if len(senders) != 1 or not is_own_address(senders[0], own_addresses(mailbox)):
         raise Refused(f"550 5.7.1 The From header must be your own address ({mailbox.address}) or one of its aliases")
+    try:
+        dkim_signable(raw)
+    except DkimFormatError as error:
+        raise Refused(f"554 5.6.0 The message cannot be signed: {error}") from None
 
-    raw = _without_bcc(raw)
+    raw = _without(raw, _HIDDEN.match)
     added = b""
     if "Date" not in message:
         added += f"Date: {format_datetime(timezone.now().replace(microsecond=0))}\r\n".encode()
     rfc_message_id = header(message, "Message-ID")
-    if not rfc_message_id:
+    if message_ids_problem(rfc_message_id, single=True) or len(rfc_message_id) > 255:
+        # none, blank or malformed: ours, so bounces and replies can be matched to this send
+        raw = _without(raw, _is_message_id_field)
         rfc_message_id = f"<{uuid.uuid4()}@{mailbox.address.partition('@')[2]}>"
         added += f"Message-ID: {rfc_message_id}\r\n".encode()
+    to, cc = _addresses(message, "To"), _addresses(message, "Cc")
+    shown = {address.lower() for address in to + cc}
     now = timezone.now()
     payload = {"submitted": base64.b64encode(added + raw).decode("ascii"),
-               "to": _addresses(message, "To"), "cc": _addresses(message, "Cc"), "subject": header(message, "Subject"),
-               "pending": list(recipients)}
+               "signing_domain": senders[0].rpartition("@")[2].lower(),
+               "to": to, "cc": cc, "bcc": [r for r in recipients if r.lower() not in shown],
+               "subject": header(message, "Subject"), "pending": list(recipients)}
     try:
         with transaction.atomic():
-            message = OutboundMessage.objects.create(account=mailbox.account, mailbox=mailbox,
-                                                     status=OutboundMessage.Status.QUEUED, payload=payload,
-                                                     rfc_message_id=rfc_message_id[:255], due_at=now)
+            sent = OutboundMessage.objects.create(account=mailbox.account, mailbox=mailbox,
+                                                  status=OutboundMessage.Status.QUEUED, payload=payload,
+                                                  rfc_message_id=rfc_message_id, due_at=now)
             quota_reserve(mailbox=mailbox, at=now)
             transaction.on_commit(lambda: enqueue(DISPATCH_DUE_MAIL))
     except SendQuotaExceeded as exceeded:
-        raise Refused(f"550 5.4.5 {exceeded}") from None
-    return Submitted(message, f"250 2.0.0 Queued as {message.message_id}")
+        # The day's quota is a refusal the owner must see; the hour's passes, so the client may retry.
+        reply = f"550 5.4.5 {exceeded}" if exceeded.period == "day" else f"451 4.7.1 {exceeded}"
+        raise Refused(reply) from None
+    return Submitted(sent, f"250 2.0.0 Queued as {sent.message_id}")

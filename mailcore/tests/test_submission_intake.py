@@ -4,14 +4,18 @@ owner's mail client shows, and a refusal stores nothing. Postfix in front of it:
 mailcore/tests/test_postfix.py."""
 import smtplib
 
+import dkim
 import pytest
 
 from mailcore.accounts.models import Plan
+from mailcore.domains.dkim import dkim_key_for, dkim_public_record
+from mailcore.mailboxes.aliases import alias_create
 from mailcore.mailboxes.models import Alias
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.dispatch import outbound_dispatch_due
 from mailcore.store.factory import store_for
-from testkit.factories import client_message, make_mailbox
+from mailcore.usage.models import MailboxHourlySends
+from testkit.factories import client_message, make_domain, make_mailbox
 from testkit.smtp_sink import submission_intake
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the intake's threads read what the test wrote
@@ -90,3 +94,60 @@ def test_too_many_recipients_are_refused_at_rcpt(intake, ann):
         client.mail(ann.address)
         codes = [client.rcpt(recipient)[0] for recipient in recipients]
     assert codes == [250] * 50 + [452]
+
+
+def test_mail_from_an_alias_on_another_domain_is_signed_by_that_domain(intake, ann, alice, relay):
+    make_domain(alice.account, "brand.test")
+    alias_create(mailbox=ann, alias_address="hello@brand.test")
+    submit(intake, "hello@brand.test", client_message("Brand <hello@brand.test>", "From the brand"))
+
+    assert outbound_dispatch_due() == 1
+    content = relay.messages[0].content
+    record = dkim_public_record(dkim_key_for("brand.test")).encode()
+    assert b"d=brand.test" in content and dkim.verify(content, dnsfunc=lambda name, timeout=5: record)
+
+
+def test_a_subaddress_of_the_mailbox_may_send(intake, ann):
+    submit(intake, "ann+news@example.test", client_message("ann+news@example.test", "Newsletter"))
+    assert OutboundMessage.objects.get().mailbox == ann
+
+
+def test_hidden_recipients_are_kept_off_the_message_and_on_the_send(intake, ann, relay):
+    submit(intake, ann.address, client_message(ann.address, headers="Bcc: boss@elsewhere.test\r\n"
+                                               "Resent-Bcc:\r\n audit@elsewhere.test\r\nMessage-ID: \r\n"),
+           to=("reader@elsewhere.test", "boss@elsewhere.test"))
+
+    message = OutboundMessage.objects.get()
+    assert message.payload["bcc"] == ["boss@elsewhere.test"] and message.payload["to"] == ["reader@elsewhere.test"]
+    assert outbound_dispatch_due() == 1
+    content = relay.messages[0].content
+    assert b"Bcc" not in content and b"audit@" not in content
+    assert content.count(b"Message-ID:") == 1 and message.rfc_message_id.encode() in content  # a blank one is replaced
+
+
+def test_the_clients_own_copy_in_sent_is_not_doubled(intake, ann, relay):
+    raw = client_message(ann.address, "Saved by the client", headers="Message-ID: <saved-1@laptop.test>\r\n")
+    store_for(ann).append("Sent", raw, flags=("\\Seen",))  # as Thunderbird does over IMAP
+    submit(intake, ann.address, raw)
+
+    assert outbound_dispatch_due() == 1
+    assert [m.subject for m in store_for(ann).list("Sent").messages] == ["Saved by the client"]
+
+
+def test_a_message_that_cannot_be_signed_is_refused_at_once(intake, ann):
+    raw = client_message(ann.address).replace(b"MIME-Version", b"this is no header\r\nMIME-Version")
+    with pytest.raises(smtplib.SMTPDataError) as refused:
+        submit(intake, ann.address, raw)
+    assert refused.value.smtp_code == 554 and b"5.6.0" in refused.value.smtp_error
+    assert not OutboundMessage.objects.exists()
+
+
+def test_past_the_hourly_limit_the_client_is_told_to_try_again_later(intake, ann):
+    from django.utils import timezone
+
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    MailboxHourlySends.objects.create(mailbox=ann, hour=hour, sends=ann.effective_plan.sends_per_hour)
+    with pytest.raises(smtplib.SMTPDataError) as refused:
+        submit(intake, ann.address, client_message(ann.address))
+    assert refused.value.smtp_code == 451 and b"hourly limit" in refused.value.smtp_error
+    assert not OutboundMessage.objects.exists()

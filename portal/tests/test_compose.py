@@ -32,9 +32,29 @@ def test_the_compose_file_is_valid_with_health_checks_and_named_volumes(tmp_path
                              "postgres", "redis"}
     assert {name for name, service in services.items() if "healthcheck" in service} >= {
         "web", "worker", "inbound", "submission-intake", "dovecot", "postgres", "redis"}
-    assert "ports" not in services["submission-intake"]  # it trusts the envelope sender: Postfix's only
-    assert services["dovecot"]["environment"]["DOVECOT_MASTER_NETS"] == compose["networks"]["default"]["ipam"][
-        "config"][0]["subnet"]  # master logins from the services' network only
+    default_net = compose["networks"]["default"]["ipam"]["config"][0]
+    # Master logins and trusted logins from the services' addresses, never from the gateway that
+    # Docker's port proxy connects from.
+    assert services["dovecot"]["environment"]["DOVECOT_MASTER_NETS"] == default_net["ip_range"] == "172.30.0.128/25"
+    assert "login_trusted_networks = 172.30.0.128/25" in (DOCKER / "dovecot/dovecot.conf").read_text()
+
+
+def test_only_postfix_reaches_the_submission_intake_and_dovecots_auth(tmp_path):
+    """The intake trusts the envelope sender: it listens on an internal network of its own, at the
+    address Postfix's main.cf names; Dovecot's auth listener likewise."""
+    compose = yaml.safe_load(config(tmp_path, SECRETS).stdout)
+    services, submission = compose["services"], compose["networks"]["submission"]
+    on_submission = {name for name, service in services.items() if "submission" in (service.get("networks") or {})}
+    intake = services["submission-intake"]["networks"]["submission"]["ipv4_address"]
+    auth = services["dovecot"]["networks"]["submission"]["ipv4_address"]
+    main_cf = (DOCKER / "postfix/main.cf").read_text()
+
+    assert submission["internal"] is True and on_submission == {"postfix", "submission-intake", "dovecot"}
+    assert "ports" not in services["submission-intake"]
+    assert f"--listen {intake}:10026" in services["submission-intake"]["command"]
+    assert f"mailwell_submission_intake = inet:{intake}:10026" in main_cf
+    assert f"smtpd_sasl_path = inet:{auth}:12345" in main_cf
+    assert f"address = {auth}" in (DOCKER / "dovecot/dovecot.conf").read_text()
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
     assert set(compose["volumes"]) == {"caddy", "data", "mail", "pg", "postfix-queue", "redis"}
     assert services["postfix"]["build"]["context"].endswith("docker/postfix")  # our image, from the tested files
