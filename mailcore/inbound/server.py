@@ -9,23 +9,18 @@ connections; each message is read once and stored with one LMTP transaction, wha
 of its recipients. Several processes can serve one port (mailcore.inbound.processes): each runs a
 HandedController, serving the sessions the parent accepted.
 """
-import asyncio
 import logging
 import re
 import socket
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
 from django.conf import settings
-from django.db import close_old_connections, connections
 
 from mailcore.inbound.delivery import STORE_UNAVAILABLE, deliver_each
 from mailcore.store.lmtp import lmtp_close, parse_hostport
 from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
+from mailcore.ormthreads import OrmThreads
 
 log = logging.getLogger(__name__)
 
@@ -33,52 +28,6 @@ MAX_MESSAGE_BYTES = 35 * 1024 * 1024  # the largest plan's attachment cap, adver
 ONE_RECIPIENT_PER_SMTP_TRANSACTION = "452 4.5.3 One recipient per transaction here, send the others separately"
 DELIVERY_THREADS = 8
 HAND_OVER = b"c"  # the byte each connection handed over by the listener's parent (processes.py) travels with
-RECHECK_AFTER_IDLE_SECONDS = 1.0
-
-
-class DeliveryThreads:
-    """The worker threads ORM work runs in. Each keeps its database connection (and its LMTP session
-    with Dovecot) from one message to the next, as Django keeps one across requests: checked as at
-    the start of a request (health check; closed when broken or older than CONN_MAX_AGE) before a
-    unit that follows a pause or a database error, and closed when the listener stops. A unit right
-    after one that went well finds the connection as that one left it: no health check query for
-    each RCPT and DATA of a busy listener."""
-
-    def __init__(self, count: int = DELIVERY_THREADS):
-        self.count = count
-        self.executor = ThreadPoolExecutor(count, thread_name_prefix="inbound")
-        self._last_unit = threading.local()
-
-    async def run(self, function, *args):
-        def run():
-            if self._due_for_check():
-                close_old_connections()
-            try:
-                return function(*args)
-            finally:
-                self._last_unit.ended = time.monotonic()
-
-        return await asyncio.get_running_loop().run_in_executor(self.executor, run)
-
-    def _due_for_check(self) -> bool:
-        now = time.monotonic()
-        return now - getattr(self._last_unit, "ended", 0.0) > RECHECK_AFTER_IDLE_SECONDS or any(
-            connection.errors_occurred or (connection.close_at is not None and now >= connection.close_at)
-            for connection in connections.all(initialized_only=True))
-
-    def close(self) -> None:
-        """Close every thread's connections (each thread runs one close), then end the threads."""
-        every_thread = threading.Barrier(self.count)
-
-        def close_own():
-            with suppress(threading.BrokenBarrierError):  # a thread still busy after 10 s: close the rest
-                every_thread.wait(timeout=10)
-            connections.close_all()
-            lmtp_close()
-
-        for _ in range(self.count):
-            self.executor.submit(close_own)
-        self.executor.shutdown(wait=True)
 
 
 def _plans(envelope: Envelope) -> dict[str, DeliveryPlan]:
@@ -136,7 +85,8 @@ class InboundProtocol(SMTP):
 
 class InboundHandler:
     def __init__(self):
-        self.threads = DeliveryThreads()
+        # Each thread keeps its LMTP session with Dovecot too, closed with its database connection.
+        self.threads = OrmThreads(DELIVERY_THREADS, "inbound", on_close=lmtp_close)
 
     async def handle_RCPT(self, server: InboundProtocol, session: Session, envelope: Envelope,
                           address: str, rcpt_options: list[str]) -> str:

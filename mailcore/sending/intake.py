@@ -10,7 +10,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import Envelope, Session
 from django.conf import settings
 
-from mailcore.inbound.server import DeliveryThreads
+from mailcore.ormthreads import OrmThreads
 from mailcore.sending.services import MAX_RECIPIENTS
 from mailcore.sending.submission import Refused, submission_accept
 from mailcore.store.lmtp import parse_hostport
@@ -24,7 +24,7 @@ UNAVAILABLE = "451 4.3.0 Temporary problem accepting the message, try again shor
 
 class SubmissionHandler:
     def __init__(self):
-        self.threads = DeliveryThreads(4)
+        self.threads = OrmThreads(4, "submission")
 
     async def handle_RCPT(self, server, session: Session, envelope: Envelope, address: str,
                           rcpt_options: list[str]) -> str:

@@ -94,6 +94,21 @@ def _without(raw: bytes, dropped) -> bytes:
     return b"".join(kept) + separator + body
 
 
+_TRACE = re.compile(rb"(?:received|return-path)[ \t]*:", re.IGNORECASE)
+
+
+def _with_fields(raw: bytes, fields: bytes) -> bytes:
+    """The message with `fields` added below its leading trace fields (the Received Postfix
+    prepends), where a message's own fields begin."""
+    position = 0
+    while _TRACE.match(raw, position) or (position and raw[position:position + 1] in (b" ", b"\t")):
+        end = raw.find(b"\n", position)
+        if end < 0:
+            break
+        position = end + 1
+    return raw[:position] + fields + raw[position:]
+
+
 def _is_message_id_field(line: bytes) -> bool:
     return line.lower().replace(b" ", b"").replace(b"\t", b"").startswith(b"message-id:")
 
@@ -129,7 +144,7 @@ def submission_accept(envelope_from: str, recipients: list[str], raw: bytes) -> 
     to, cc = _addresses(message, "To"), _addresses(message, "Cc")
     shown = {address.lower() for address in to + cc}
     now = timezone.now()
-    payload = {"submitted": base64.b64encode(added + raw).decode("ascii"),
+    payload = {"submitted": base64.b64encode(_with_fields(raw, added)).decode("ascii"),
                "signing_domain": senders[0].rpartition("@")[2].lower(),
                "to": to, "cc": cc, "bcc": [r for r in recipients if r.lower() not in shown],
                "subject": header(message, "Subject"), "pending": list(recipients)}

@@ -151,3 +151,13 @@ def test_past_the_hourly_limit_the_client_is_told_to_try_again_later(intake, ann
         submit(intake, ann.address, client_message(ann.address))
     assert refused.value.smtp_code == 451 and b"hourly limit" in refused.value.smtp_error
     assert not OutboundMessage.objects.exists()
+
+
+def test_added_fields_go_below_the_trace_postfix_prepended(intake, ann, relay):
+    received = b"Received: from laptop.home.test (unknown [192.0.2.7])\r\n\tby mail.mailwell.test (Postfix)\r\n"
+    submit(intake, ann.address, received + client_message(ann.address, "Traced"))
+
+    assert outbound_dispatch_due() == 1
+    content = relay.messages[0].content
+    assert content.index(b"Received: from laptop") < content.index(b"Date: ") < content.index(b"From: ")
+    assert content.index(b"Received: from laptop") < content.index(b"Message-ID: ")
