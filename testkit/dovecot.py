@@ -193,6 +193,9 @@ service dict {{
   user = root
 }}
 submission_host = 127.0.0.1:{submission_port}
+plugin {{
+  imapsieve_mailbox1_before = file:{CONFIG_DIR / "sent-once.sieve"};bindir=~/.sieve-bin
+}}
 """
 
 

@@ -337,11 +337,7 @@ def _keep_sent_copies(attempts: list[Attempt]) -> None:
     for attempt in attempts:
         by_mailbox[attempt.message.mailbox_id].append(attempt)
     for group in by_mailbox.values():
-        store = store_for(group[0].message.mailbox)
-        group = [attempt for attempt in group if not _client_kept_it(store, attempt.message)]
-        if not group:
-            continue
-        raws = [attempt.built.raw for attempt in group]
+        store, raws = store_for(group[0].message.mailbox), [attempt.built.raw for attempt in group]
         try:
             if isinstance(store, EmbeddedStore):
                 store.append_many("Sent", raws, flags=("\\Seen",), summaries=[a.built.summary for a in group])
@@ -352,13 +348,3 @@ def _keep_sent_copies(attempts: list[Attempt]) -> None:
             log.warning("could not keep copies of %s in Sent", [str(a.message.message_id) for a in group],
                         exc_info=True)
 
-
-def _client_kept_it(store, message: OutboundMessage) -> bool:
-    """Mail from the owner's own client that the client already saved in Sent (most do, over IMAP,
-    right after sending): a second copy would only be a duplicate."""
-    if "submitted" not in message.payload:
-        return False
-    try:
-        return bool(store.related("Sent", [message.rfc_message_id]))
-    except StoreError:
-        return False

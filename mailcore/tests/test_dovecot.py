@@ -129,6 +129,25 @@ def test_a_disabled_mailbox_cannot_log_in_either_way(mailbox, imap_settings):
     assert store_for(mailbox).list("INBOX").total == 1
 
 
+def test_sent_keeps_one_copy_when_the_app_and_the_owners_client_both_save_it(mailbox, imap_settings):
+    """Mail from the owner's own client: the app keeps a copy in Sent and the client saves its own
+    over IMAP; whichever comes second is dropped (sent-once.sieve). Other folders keep both."""
+    sent_first, client_first = message("App first"), message("Client first")
+    store = store_for(mailbox)
+    client = owner_login(imap_settings, mailbox.address, PASSWORD)
+    store.append("Sent", sent_first, flags=("\\Seen",))
+    client.append("Sent", "(\\Seen)", None, sent_first)
+    client.append("Sent", "(\\Seen)", None, client_first)
+    store.append("Sent", client_first, flags=("\\Seen",))
+    store.append("Sent", message("Another"), flags=("\\Seen",))
+    client.append("Archive", None, None, sent_first)
+    client.append("Archive", None, None, sent_first)
+    client.logout()
+
+    assert sorted(m.subject for m in store.list("Sent").messages) == ["Another", "App first", "Client first"]
+    assert [m.subject for m in store.list("Archive").messages] == ["App first", "App first"]
+
+
 def test_the_quota_is_the_plans_storage(mailbox, imap_settings):
     client = owner_login(imap_settings, mailbox.address, PASSWORD)
 

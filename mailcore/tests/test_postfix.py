@@ -2,6 +2,7 @@
 lookup tables), started natively in its own instance: mail from the internet on port 25 is taken
 only for hosted, active addresses and handed over LMTP to the app's listener, which stores it; the
 app's outgoing mail leaves through the relay port and arrives signed at the next hop."""
+import imaplib
 import smtplib
 import ssl
 
@@ -130,7 +131,8 @@ def mail_client(mta) -> smtplib.SMTP:
     return client
 
 
-def test_an_owner_submits_from_a_mail_client_and_it_leaves_signed_counted_and_kept(submission, owner):
+def test_an_owner_submits_from_a_mail_client_and_it_leaves_signed_counted_and_kept(submission, owner,
+                                                                                   imap_settings):
     mta, sink = submission
     with mail_client(mta) as client:
         client.login(owner.address, PASSWORD)
@@ -150,6 +152,12 @@ def test_an_owner_submits_from_a_mail_client_and_it_leaves_signed_counted_and_ke
     record = dkim_public_record(dkim_key_for(domain)).encode()
     assert dkim.verify(arrived.content, dnsfunc=lambda name, timeout=5: record)
 
+    # The client saves its own copy over IMAP, as Thunderbird, Outlook and Apple Mail do: Sent keeps one.
+    client = imaplib.IMAP4(imap_settings.host, imap_settings.imap_port, timeout=30)
+    client.login(owner.address, PASSWORD)
+    kept = store_for(owner).list("Sent").messages[0]
+    client.append("Sent", "(\\Seen)", None, store_for(owner).fetch("Sent", kept.uid).raw)
+    client.logout()
     sent = store_for(owner).list("Sent").messages
     assert [message.subject for message in sent] == ["From my laptop"]
     event = Event.objects.get(name="email.sent", account=owner.account)

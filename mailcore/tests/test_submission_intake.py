@@ -125,15 +125,6 @@ def test_hidden_recipients_are_kept_off_the_message_and_on_the_send(intake, ann,
     assert content.count(b"Message-ID:") == 1 and message.rfc_message_id.encode() in content  # a blank one is replaced
 
 
-def test_the_clients_own_copy_in_sent_is_not_doubled(intake, ann, relay):
-    raw = client_message(ann.address, "Saved by the client", headers="Message-ID: <saved-1@laptop.test>\r\n")
-    store_for(ann).append("Sent", raw, flags=("\\Seen",))  # as Thunderbird does over IMAP
-    submit(intake, ann.address, raw)
-
-    assert outbound_dispatch_due() == 1
-    assert [m.subject for m in store_for(ann).list("Sent").messages] == ["Saved by the client"]
-
-
 def test_a_message_that_cannot_be_signed_is_refused_at_once(intake, ann):
     raw = client_message(ann.address).replace(b"MIME-Version", b"this is no header\r\nMIME-Version")
     with pytest.raises(smtplib.SMTPDataError) as refused:
