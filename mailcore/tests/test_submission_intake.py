@@ -15,17 +15,12 @@ from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.dispatch import outbound_dispatch_due
 from mailcore.store.factory import store_for
 from mailcore.usage.models import MailboxHourlySends
-from testkit.factories import client_message, make_domain, make_mailbox
+from testkit.factories import client_message, make_domain
 from testkit.smtp_sink import submission_intake
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the intake's threads read what the test wrote
-
-
-@pytest.fixture
-def ann(plans, alice, settings, tmp_path):
-    settings.MAIL_STORE = "embedded"
-    settings.DATA_DIR = tmp_path
-    return make_mailbox(alice.account, "ann@example.test")
+# Transactional: the intake's threads read what the test wrote (and the plans are re-created after
+# each flush). `ann` is the shared fixture: a mailbox in the embedded store.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("plans")]
 
 
 @pytest.fixture
