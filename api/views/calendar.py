@@ -22,6 +22,8 @@ from mailcore.paging import page_window
 
 MAX_ATTENDEES = 100
 MAX_DESCRIPTION = 10_000
+
+
 @extend_schema_field({"type": "string", "format": "rrule", "maxLength": 255})
 class RruleField(serializers.CharField):
     """An RFC 5545 RRULE value (`format: rrule`): its grammar is more than a pattern can state, so

@@ -13,13 +13,11 @@ from django.db import connection
 
 from mailcore.accounts.models import Account, Plan
 from mailcore.domains.models import Domain
-from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
+from mailcore.mailboxes.models import ForwardingRule, Mailbox
+from mailcore.mailboxes.selectors import mailbox_reached_by
 from mailcore.outbound.feedback import return_path_message
 from mailcore.outbound.models import OutboundMessage
 from mailcore.rawrows import Columns, instances, table as table_name
-
-SUBADDRESS_DELIMITER = "+"
-
 
 @dataclass(frozen=True)
 class Rejection:
@@ -56,16 +54,6 @@ MAILBOX_DISABLED = Rejection(550, "5.2.1", "Mailbox disabled, not accepting mess
 
 def normalise_address(address: str) -> str:
     return address.strip().strip("<>").strip().lower()
-
-
-def _mailbox_for(address: str) -> Mailbox | None:
-    """The mailbox with its account and plans (delivery reads the quota), directly or through an alias."""
-    mailbox = Mailbox.objects.select_related("account__plan", "plan").filter(address__iexact=address).first()
-    if mailbox is None:
-        alias = Alias.objects.select_related("mailbox__account__plan", "mailbox__plan").filter(
-            address__iexact=address).first()
-        mailbox = alias.mailbox if alias else None
-    return mailbox
 
 
 def _hosted_mailbox(address: str, domain_name: str) -> Mailbox | None:
@@ -131,10 +119,7 @@ def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
         return NOT_HOSTED
     if message := return_path_message(address):
         return ReturnPathPlan(message)
-    mailbox = _mailbox_for(address)
-    if mailbox is None and SUBADDRESS_DELIMITER in local_part:
-        mailbox = _mailbox_for(f"{local_part.split(SUBADDRESS_DELIMITER, 1)[0]}@{domain_name}")
-    return _plan(mailbox)
+    return _plan(mailbox_reached_by(address))
 
 
 def _plan(mailbox: Mailbox | None) -> DeliveryPlan | Rejection:

@@ -17,7 +17,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from mailcore.errors import DomainError, ErrorCode
-from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
+from mailcore.mailboxes.models import ForwardingRule, Mailbox
+from mailcore.mailboxes.selectors import is_own_address, own_addresses
 from mailcore.throttle import action_count
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,6 @@ log = logging.getLogger(__name__)
 CONFIRM_SALT = "mailwell.forwarding.confirm"
 CONFIRM_MAX_AGE = timedelta(days=7)
 CONFIRM_PATH = "/v1/hosting/forwarding/confirm/"
-SUBADDRESS_DELIMITER = "+"
 # validate_email accepts quoted local parts ("a b"@x) and address literals (x@[10.0.0.1]): the relay
 # refuses the first as envelope addresses, and neither belongs in a forwarding target.
 _UNSAFE = set('"<>\\()[],;:')
@@ -47,13 +47,9 @@ def _clean_target(mailbox: Mailbox, forward_to: str) -> str:
         validate_email(address)
     except ValidationError:
         raise ValidationError({"forward_to": ["enter a valid email address"]}) from None
-    local_part, _, domain_name = address.rpartition("@")
     if len(address) > 320 or _UNSAFE & set(address) or any(char.isspace() or ord(char) < 32 for char in address):
         raise ValidationError({"forward_to": ["enter a plain address (no quotes, spaces or brackets)"]})
-    own = {mailbox.address.lower(), *(a.lower() for a in Alias.objects.filter(mailbox=mailbox)
-                                      .values_list("address", flat=True))}
-    base = f"{local_part.split(SUBADDRESS_DELIMITER, 1)[0]}@{domain_name}"
-    if address in own or base in own:
+    if is_own_address(address, own_addresses(mailbox)):
         raise ValidationError({"forward_to": ["that address delivers to this mailbox itself"]})
     return address
 

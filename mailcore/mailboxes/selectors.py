@@ -2,7 +2,9 @@
 from django.db.models import Q, QuerySet
 
 from mailcore.accounts.models import Account
-from mailcore.mailboxes.models import Label, Mailbox
+from mailcore.mailboxes.models import Alias, Label, Mailbox
+
+SUBADDRESS_DELIMITER = "+"
 
 
 def mailbox_list(*, account: Account) -> QuerySet[Mailbox]:
@@ -12,6 +14,37 @@ def mailbox_list(*, account: Account) -> QuerySet[Mailbox]:
 def mailbox_get_by_address(*, account: Account, address: str) -> Mailbox:
     """The account's mailbox with this address; another account's is Mailbox.DoesNotExist."""
     return Mailbox.objects.select_related("plan", "account__plan").get(account=account, address=address.strip().lower())
+
+
+def without_subaddress(address: str) -> str:
+    """The address a subaddress reaches: ann+news@example.com is ann@example.com."""
+    local_part, at, domain_name = address.rpartition("@")
+    return f"{local_part.split(SUBADDRESS_DELIMITER, 1)[0]}{at}{domain_name}"
+
+
+def own_addresses(mailbox: Mailbox) -> set[str]:
+    """The mailbox's address and its aliases, lower-case."""
+    return {mailbox.address.lower(), *(a.lower() for a in Alias.objects.filter(mailbox=mailbox)
+                                       .values_list("address", flat=True))}
+
+
+def is_own_address(address: str, own: set[str]) -> bool:
+    """One of `own` (own_addresses), or a subaddress of one (ann+news@ reaches ann@)."""
+    return address.lower() in own or without_subaddress(address.lower()) in own
+
+
+def mailbox_reached_by(address: str) -> Mailbox | None:
+    """The mailbox an address reaches, of any account: its own address, an alias, or a subaddress
+    of either; with its account and plans (delivery reads the quota, sending the limits)."""
+    for candidate in dict.fromkeys([address, without_subaddress(address)]):
+        mailbox = Mailbox.objects.select_related("account__plan", "plan").filter(address__iexact=candidate).first()
+        if mailbox is None:
+            alias = Alias.objects.select_related("mailbox__account__plan", "mailbox__plan").filter(
+                address__iexact=candidate).first()
+            mailbox = alias.mailbox if alias else None
+        if mailbox is not None:
+            return mailbox
+    return None
 
 
 def label_list(*, account: Account) -> QuerySet[Label]:

@@ -12,7 +12,7 @@ from django.conf import settings
 
 from mailcore.ormthreads import OrmThreads
 from mailcore.sending.services import MAX_RECIPIENTS
-from mailcore.sending.submission import Refused, submission_accept
+from mailcore.sending.submission import TOO_MANY_RECIPIENTS, Refused, submission_accept
 from mailcore.store.lmtp import parse_hostport
 
 log = logging.getLogger(__name__)
@@ -29,21 +29,21 @@ class SubmissionHandler:
     async def handle_RCPT(self, server, session: Session, envelope: Envelope, address: str,
                           rcpt_options: list[str]) -> str:
         if len(envelope.rcpt_tos) >= MAX_RECIPIENTS:
-            return f"452 4.5.3 At most {MAX_RECIPIENTS} recipients per message"
+            return TOO_MANY_RECIPIENTS
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 Recipient ok"
 
     async def handle_DATA(self, server, session: Session, envelope: Envelope) -> str:
         try:
-            submitted = await self.threads.run(submission_accept, envelope.mail_from or "", list(envelope.rcpt_tos),
-                                               envelope.original_content)
+            sent = await self.threads.run(submission_accept, envelope.mail_from or "", list(envelope.rcpt_tos),
+                                          envelope.original_content)
         except Refused as refused:
             log.info("submission from %s refused: %s", envelope.mail_from, refused.reply)
             return refused.reply
         except Exception:
             log.exception("submission from %s failed", envelope.mail_from)
             return UNAVAILABLE
-        return submitted.reply
+        return f"250 2.0.0 Queued as {sent.message_id}"
 
 
 class SubmissionController(Controller):

@@ -16,11 +16,10 @@ from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 
 class SendQuotaExceeded(DomainError):
     code = ErrorCode.RATE_LIMITED
-    period = "day"  # or "hour": which allowance ran out
 
 
 class HourlySendLimitReached(SendQuotaExceeded):
-    period = "hour"
+    """The hour's allowance, not the day's, ran out: worth trying again within the day."""
 
 
 def _take(model, limit: int, count: int, **key) -> bool:

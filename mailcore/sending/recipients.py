@@ -12,7 +12,7 @@ from mailcore.contacts.selectors import contact_search
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.drafts import format_address
-from mailcore.sending.replies import is_own_address, own_addresses
+from mailcore.mailboxes.selectors import is_own_address, own_addresses
 from mailcore.store.base import StoreError
 from mailcore.store.factory import store_for
 

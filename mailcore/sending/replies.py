@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import getaddresses
 
-from mailcore.mailboxes.models import Alias, Mailbox
+from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.selectors import is_own_address, own_addresses
 from mailcore.sanitize import sanitize_mail_html
 from mailcore.sending.compose import MAX_REFERENCES_LENGTH, MSG_ID, html_to_text
 from mailcore.sending.drafts import Composition, format_address
@@ -41,17 +42,6 @@ def reply_subject(subject: str) -> str:
 def forward_subject(subject: str) -> str:
     subject = " ".join(subject.split())
     return subject if _FORWARD_PREFIX.match(subject) else f"Fwd: {subject}".rstrip()
-
-
-def own_addresses(mailbox: Mailbox) -> set[str]:
-    return {mailbox.address.lower(), *(a.lower() for a in Alias.objects.filter(mailbox=mailbox)
-                                       .values_list("address", flat=True))}
-
-
-def is_own_address(address: str, own: set[str]) -> bool:
-    """The mailbox's address, an alias, or a subaddress of either (ann+news@ reaches ann@)."""
-    local, _, domain = address.lower().partition("@")
-    return address.lower() in own or f"{local.split('+')[0]}@{domain}" in own
 
 
 def _pairs(parsed, name: str) -> list[tuple[str, str]]:

@@ -9,7 +9,6 @@ refusal is an SMTP reply the client shows."""
 import base64
 import re
 import uuid
-from dataclasses import dataclass
 from email.utils import format_datetime
 
 from django.db import transaction
@@ -17,20 +16,24 @@ from django.utils import timezone
 
 from mailcore.domains.dkim import DkimFormatError, dkim_signable
 from mailcore.jobs import DISPATCH_DUE_MAIL, enqueue
-from mailcore.mailboxes.models import Alias, Mailbox
+from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.selectors import is_own_address, mailbox_reached_by, own_addresses
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.compose import message_ids_problem
-from mailcore.sending.quota import SendQuotaExceeded, quota_reserve
-from mailcore.sending.replies import is_own_address, own_addresses
+from mailcore.sending.quota import HourlySendLimitReached, SendQuotaExceeded, quota_reserve
 from mailcore.sending.services import MAX_RECIPIENTS
-from mailcore.store.reading import header, parse
+from mailcore.store.reading import header, parse_headers
 
 # An attachment travels base64-encoded (4/3 of its size) inside a message that has a body and
 # headers too: a plan's attachment cap, in the message size it allows.
 BASE64_GROWTH = 4 / 3
 ROOM_FOR_THE_REST = 1024 * 1024
+TOO_MANY_RECIPIENTS = f"452 4.5.3 At most {MAX_RECIPIENTS} recipients per message"
 # Header fields that name hidden recipients: they never leave (RFC 5322 3.6.3, 3.6.6).
 _HIDDEN = re.compile(rb"(?:resent-)?bcc[ \t]*:", re.IGNORECASE)
+_MESSAGE_ID = re.compile(rb"message-id[ \t]*:", re.IGNORECASE)
+# The trace fields Postfix prepends; the message's own fields begin below them.
+_TRACE = re.compile(rb"(?:received|return-path)[ \t]*:", re.IGNORECASE)
 
 
 class Refused(Exception):
@@ -41,21 +44,10 @@ class Refused(Exception):
         self.reply = reply
 
 
-@dataclass(frozen=True)
-class Submitted:
-    message: OutboundMessage
-    reply: str
-
-
 def submitting_mailbox(envelope_from: str) -> Mailbox:
-    """The active hosted mailbox whose address, alias, or a subaddress of either (ann+news@) is the
-    envelope sender."""
-    local, _, domain = envelope_from.strip().lower().partition("@")
-    address = f"{local.split('+')[0]}@{domain}"
-    related = ("account", "plan", "account__plan")
-    mailbox = (Mailbox.objects.select_related(*related).filter(address=address).first()
-               or next((alias.mailbox for alias in Alias.objects.select_related(
-                   *(f"mailbox__{name}" for name in related), "mailbox").filter(address=address)), None))
+    """The active hosted mailbox the envelope sender reaches (its address, an alias, or a
+    subaddress of either: what Postfix let the login use)."""
+    mailbox = mailbox_reached_by(envelope_from.strip().lower())
     if mailbox is None or not mailbox.is_managed:
         raise Refused(f"553 5.7.1 <{envelope_from}> is not a mailbox hosted here")
     if not mailbox.is_active:
@@ -94,9 +86,6 @@ def _without(raw: bytes, dropped) -> bytes:
     return b"".join(kept) + separator + body
 
 
-_TRACE = re.compile(rb"(?:received|return-path)[ \t]*:", re.IGNORECASE)
-
-
 def _with_fields(raw: bytes, fields: bytes) -> bytes:
     """The message with `fields` added below its leading trace fields (the Received Postfix
     prepends), where a message's own fields begin."""
@@ -109,20 +98,16 @@ def _with_fields(raw: bytes, fields: bytes) -> bytes:
     return raw[:position] + fields + raw[position:]
 
 
-def _is_message_id_field(line: bytes) -> bool:
-    return line.lower().replace(b" ", b"").replace(b"\t", b"").startswith(b"message-id:")
-
-
-def submission_accept(envelope_from: str, recipients: list[str], raw: bytes) -> Submitted:
+def submission_accept(envelope_from: str, recipients: list[str], raw: bytes) -> OutboundMessage:
     """Check a submitted message and store it as a send; raises Refused with the reply to give."""
     mailbox = submitting_mailbox(envelope_from)
     plan = mailbox.effective_plan
     if len(recipients) > MAX_RECIPIENTS:
-        raise Refused(f"452 4.5.3 At most {MAX_RECIPIENTS} recipients per message")
+        raise Refused(TOO_MANY_RECIPIENTS)
     if len(raw) > max_message_bytes(mailbox):
         raise Refused(f"552 5.3.4 Message too big: the {plan.name} plan takes attachments up to "
                       f"{plan.attachment_max_mb} MB")
-    message = parse(raw)
+    message = parse_headers(raw)
     senders = _addresses(message, "From")
     if len(senders) != 1 or not is_own_address(senders[0], own_addresses(mailbox)):
         raise Refused(f"550 5.7.1 The From header must be your own address ({mailbox.address}) or one of its aliases")
@@ -138,7 +123,7 @@ def submission_accept(envelope_from: str, recipients: list[str], raw: bytes) -> 
     rfc_message_id = header(message, "Message-ID")
     if message_ids_problem(rfc_message_id, single=True) or len(rfc_message_id) > 255:
         # none, blank or malformed: ours, so bounces and replies can be matched to this send
-        raw = _without(raw, _is_message_id_field)
+        raw = _without(raw, _MESSAGE_ID.match)
         rfc_message_id = f"<{uuid.uuid4()}@{mailbox.address.partition('@')[2]}>"
         added += f"Message-ID: {rfc_message_id}\r\n".encode()
     to, cc = _addresses(message, "To"), _addresses(message, "Cc")
@@ -157,6 +142,6 @@ def submission_accept(envelope_from: str, recipients: list[str], raw: bytes) -> 
             transaction.on_commit(lambda: enqueue(DISPATCH_DUE_MAIL))
     except SendQuotaExceeded as exceeded:
         # The day's quota is a refusal the owner must see; the hour's passes, so the client may retry.
-        reply = f"550 5.4.5 {exceeded}" if exceeded.period == "day" else f"451 4.7.1 {exceeded}"
-        raise Refused(reply) from None
-    return Submitted(sent, f"250 2.0.0 Queued as {sent.message_id}")
+        hourly = isinstance(exceeded, HourlySendLimitReached)
+        raise Refused(f"451 4.7.1 {exceeded}" if hourly else f"550 5.4.5 {exceeded}") from None
+    return sent

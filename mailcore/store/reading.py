@@ -3,7 +3,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.message import EmailMessage
-from email.parser import BytesParser
+from email.parser import BytesHeaderParser, BytesParser
 from email.policy import EmailPolicy, linesep_splitter
 from email.utils import getaddresses, parsedate_to_datetime
 from functools import lru_cache
@@ -27,6 +27,7 @@ def _parsed_header(factory, name: str, value: str):
 
 
 _parser = BytesParser(policy=_RememberingPolicy())
+_header_parser = BytesHeaderParser(policy=_RememberingPolicy())
 
 _MSG_ID = re.compile(r"<[^<>\s]+>")
 
@@ -69,6 +70,12 @@ class ReadMessage:
 
 def parse(raw: bytes) -> EmailMessage:
     return _parser.parsebytes(raw)
+
+
+def parse_headers(raw: bytes) -> EmailMessage:
+    """The header fields only, read as parse reads them; the body is not taken apart (a large
+    message's parts cost far more than its headers)."""
+    return _header_parser.parsebytes(raw)
 
 
 def _storable(text: str) -> str:
