@@ -301,6 +301,17 @@ def managed_mailbox(*, password: str, plan: Plan | None = None) -> Mailbox:
     return mailbox_create(domain=domain, local_part="owner", password=password, plan=plan)
 
 
+def use_store(request, settings) -> str:
+    """Point the app at the store a test is parametrized with: "imap" (the suite's Dovecot, through
+    the master user, as in production) or "embedded". Returns a domain name for the test's mailbox:
+    on Dovecot a mailbox's mail outlives the test database, so each test there gets its own domain."""
+    if request.param == "imap":
+        request.getfixturevalue("imap_settings")
+        return f"d{uuid.uuid4().hex[:10]}.test"
+    settings.MAIL_STORE = "embedded"
+    return "example.test"
+
+
 def message(subject: str, body: str = "Hello.", *, sender: str = "Bob Example <bob@example.test>",
             date: str = "Wed, 04 Mar 2026 05:06:07 +0000", attachment: bool = False, pad_to: int = 0) -> bytes:
     """A message with CRLF line ends, as IMAP returns it; `pad_to` makes it exactly that many bytes."""

@@ -9,7 +9,6 @@ import html
 import json
 import re
 import smtplib
-import uuid
 from html.parser import HTMLParser
 
 import pytest
@@ -23,6 +22,7 @@ from mailcore.mailboxes.services import mailbox_create
 from mailcore.store.factory import store_for
 from mailcore.tests.test_webmail_display import dangers
 from testkit.clients import login_client, new_key
+from testkit.dovecot import use_store
 from testkit.hostile_mail import DELIVERED, HOSTILE_MAIL, OVERSIZE
 from testkit.mail import lmtp_send
 from testkit.smtp_sink import inbound_listener
@@ -68,13 +68,7 @@ def mailbox(request, plans, alice, settings, tmp_path):
     (its mail outlives the test database, so the mailbox has a domain of its own there)."""
     settings.SMTP_URL = ""
     settings.DATA_DIR = tmp_path
-    if request.param == "imap":
-        request.getfixturevalue("imap_settings")
-        name = f"h{uuid.uuid4().hex[:10]}.test"
-    else:
-        settings.MAIL_STORE = "embedded"
-        name = "example.test"
-    domain = domain_mark_verified(domain=domain_create(account=alice.account, name=name))
+    domain = domain_mark_verified(domain=domain_create(account=alice.account, name=use_store(request, settings)))
     return mailbox_create(domain=domain, local_part="ann", password=PASSWORD)
 
 

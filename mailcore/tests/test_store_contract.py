@@ -16,7 +16,7 @@ from mailcore.store.base import (
     StoreError,
 )
 from mailcore.store.factory import store_for
-from testkit.dovecot import managed_mailbox, message
+from testkit.dovecot import managed_mailbox, message, use_store
 
 DATE = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 
@@ -33,10 +33,7 @@ def mailbox(plans) -> Mailbox:
 ])
 def store(request, settings, mailbox) -> MailStore:
     """The store the app uses for the mailbox with MAIL_STORE set to the parameter."""
-    if request.param == "imap":
-        request.getfixturevalue("imap_settings")
-    else:
-        settings.MAIL_STORE = "embedded"
+    use_store(request, settings)
     return store_for(mailbox)
 
 

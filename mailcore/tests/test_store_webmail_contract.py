@@ -7,7 +7,7 @@ import pytest
 
 from mailcore.store.base import FLAGGED, SEEN, Criteria, FolderNotFound, MailStore, StoreError
 from mailcore.store.factory import store_for
-from testkit.dovecot import managed_mailbox, message
+from testkit.dovecot import managed_mailbox, message, use_store
 
 
 @pytest.fixture(params=[
@@ -15,10 +15,7 @@ from testkit.dovecot import managed_mailbox, message
     pytest.param("imap", marks=pytest.mark.django_db(transaction=True)),
 ])
 def store(request, settings, plans) -> MailStore:
-    if request.param == "imap":
-        request.getfixturevalue("imap_settings")
-    else:
-        settings.MAIL_STORE = "embedded"
+    use_store(request, settings)
     mailbox = managed_mailbox(password="owner password 1")
     found = store_for(mailbox)
     found.ensure_folders()

@@ -1,9 +1,9 @@
 """Fixtures shared by the portal's page tests."""
-import uuid
 
 import pytest
 
 from mailcore.store.factory import store_for
+from testkit.dovecot import use_store
 from testkit.factories import make_mailbox
 
 WEBMAIL_PASSWORD = "mailbox-password-1"
@@ -17,12 +17,6 @@ def webmail_owner(request, settings, plans, alice):
     """A mailbox whose owner uses the webmail, on the store named by the parameter (the embedded
     store, or the real Dovecot through the master user, as in production). On Dovecot a mailbox's
     mail outlives the test database, so each test gets a domain of its own."""
-    if request.param == "imap":
-        request.getfixturevalue("imap_settings")
-        domain = f"d{uuid.uuid4().hex[:10]}.test"
-    else:
-        settings.MAIL_STORE = "embedded"
-        domain = "example.test"
-    mailbox = make_mailbox(alice.account, f"ann@{domain}", password=WEBMAIL_PASSWORD)
+    mailbox = make_mailbox(alice.account, f"ann@{use_store(request, settings)}", password=WEBMAIL_PASSWORD)
     store_for(mailbox).ensure_folders()
     return mailbox

@@ -27,6 +27,7 @@ from mailcore.sending.drafts import Composition, draft_send
 from mailcore.sending.services import MailboxLocked
 from mailcore.store.factory import store_for
 from mailcore.usage.models import MailboxDailyUsage
+from testkit.dovecot import use_store
 from testkit.factories import make_mailbox
 
 PASSWORD = "mailbox-password-1"
@@ -41,13 +42,7 @@ AUTOSAVE = "/webmail/compose/autosave/"
 def owner(request, settings, plans, alice):
     """The signed-in mailbox (with a display name and a signature), on the store named by the
     parameter. On Dovecot a mailbox's mail outlives the test database: each test gets its own domain."""
-    if request.param == "imap":
-        request.getfixturevalue("imap_settings")
-        domain = f"d{uuid.uuid4().hex[:10]}.test"
-    else:
-        settings.MAIL_STORE = "embedded"
-        domain = "example.test"
-    mailbox = make_mailbox(alice.account, f"ann@{domain}", password=PASSWORD)
+    mailbox = make_mailbox(alice.account, f"ann@{use_store(request, settings)}", password=PASSWORD)
     mailbox = mailbox_set_identity(mailbox=mailbox, display_name="Ann Example",
                                    signature_html="<p>Ann &mdash; <b>Example</b></p>")
     store_for(mailbox).ensure_folders()
