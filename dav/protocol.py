@@ -151,7 +151,7 @@ def _sign_in(request) -> Mailbox | HttpResponse:
         return _response(f"{exc.detail}\n", status=429, headers={"Retry-After": str(exc.retry_after)})
     mailbox = (Mailbox.objects.select_related("plan", "account__plan")
                .filter(address__iexact=address, kind=Mailbox.Kind.MANAGED).first())
-    ok = mailbox is not None and mailbox_password_verify_repeated(password, mailbox.password_hash)
+    ok = mailbox_password_verify_repeated(password, mailbox.password_hash if mailbox is not None else None)
     partner_id = _partner_id(request)
     if not ok or (partner_id is not None and not mailbox_of_partner(mailbox, partner_id)):
         throttle_count_failure(keys)

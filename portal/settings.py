@@ -178,8 +178,17 @@ ACCOUNT_EMAIL_VERIFICATION = env_str("ACCOUNT_EMAIL_VERIFICATION", "mandatory")
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+# Failed password logins (POST /auth/login, the portal's sign-in, the webmail's, DAV's) allowed per
+# login name in LOGIN_FAILURE_WINDOW, and per client IP in LOGIN_FAILURE_IP_WINDOW: the IP's limit is
+# far higher, since an office behind one NAT address shares it (mailcore/throttle.py).
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+LOGIN_FAILURE_WINDOW = timedelta(minutes=env_int("LOGIN_FAILURE_WINDOW_MINUTES", 15))
+LOGIN_FAILURE_IP_LIMIT = env_int("LOGIN_FAILURE_IP_LIMIT", 100)
+LOGIN_FAILURE_IP_WINDOW = timedelta(minutes=env_int("LOGIN_FAILURE_IP_WINDOW_MINUTES", 15))
 ACCOUNT_RATE_LIMITS = {
-    "login_failed": "5/5m/ip,5/5m/key",  # portal.signin reads its Retry-After from here
+    # The portal's sign-in under the same limits (portal.signin reads its Retry-After from here).
+    "login_failed": f"{LOGIN_FAILURE_IP_LIMIT}/{int(LOGIN_FAILURE_IP_WINDOW.total_seconds())}s/ip,"
+                    f"{LOGIN_FAILURE_LIMIT}/{int(LOGIN_FAILURE_WINDOW.total_seconds())}s/key",
     "signup": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
     "confirm_email": "1/3m/key",
@@ -320,9 +329,6 @@ SESSION_TOKEN_TTL = timedelta(days=env_int("SESSION_TOKEN_TTL_DAYS", 30))
 # the confirmation mail each new forwarding rule sends.
 WEBHOOK_TESTS_PER_HOUR = env_int("WEBHOOK_TESTS_PER_HOUR", 30)
 FORWARDING_CONFIRMATIONS_PER_HOUR = env_int("FORWARDING_CONFIRMATIONS_PER_HOUR", 20)
-# Failed POST /auth/login attempts allowed per address and per email in LOGIN_FAILURE_WINDOW.
-LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
-LOGIN_FAILURE_WINDOW = timedelta(minutes=env_int("LOGIN_FAILURE_WINDOW_MINUTES", 15))
 # API key usage counts are buffered in memory and written at most this often (seconds).
 API_KEY_USAGE_FLUSH_SECONDS = env_int("API_KEY_USAGE_FLUSH_SECONDS", 5)
 

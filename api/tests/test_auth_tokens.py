@@ -54,7 +54,7 @@ def test_repeated_failures_get_429_with_retry_after(api, alice, settings):
 
 
 def test_failures_from_one_address_are_throttled_across_emails(api, alice, settings):
-    settings.LOGIN_FAILURE_LIMIT = 3
+    settings.LOGIN_FAILURE_IP_LIMIT = 3
     for n in range(3):
         login(api, f"guess{n}@example.test", "wrong")
     assert login(api, alice.email).status_code == 429

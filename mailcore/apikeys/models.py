@@ -49,6 +49,9 @@ class SessionToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     revoked_at = models.DateTimeField(null=True, blank=True)
+    credential_stamp = models.CharField(
+        max_length=64, blank=True,
+        help_text="The user's session hash (Django's, of the password) when issued; a new password ends it.")
 
     class Meta:
         indexes = [models.Index(fields=["expires_at"])]

@@ -1,10 +1,13 @@
-"""Session tokens for the JSON API: password login with throttling, bearer checks, logout."""
+"""Session tokens for the JSON API: password login with throttling, bearer checks, logout. A token
+is bound to the password it was issued under, as Django binds the portal's sessions: a password
+changed or reset by any path (allauth's pages, the operator console, manage.py) ends every token."""
 from datetime import datetime
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 
 from mailcore.accounts.models import User
 from mailcore.apikeys.models import SessionToken
@@ -42,6 +45,7 @@ def session_token_issue(*, user: User) -> tuple[SessionToken, str]:
         token_prefix=credential.prefix,
         token_digest=credential.digest,
         expires_at=timezone.now() + settings.SESSION_TOKEN_TTL,
+        credential_stamp=user.get_session_auth_hash(),
     )
     return token, credential.raw
 
@@ -55,9 +59,17 @@ def session_token_authenticate(*, raw: str) -> SessionToken:
         raise CredentialRejected("Invalid session token.")
     if token.revoked_at is not None or token.expires_at <= timezone.now():
         raise CredentialRejected("This session token has expired or was revoked; log in again.")
+    if not _issued_under_current_password(token):
+        raise CredentialRejected("The password changed since this session token was issued; log in again.")
     if not token.user.is_active:
         raise CredentialRejected("This user is disabled.")
     return token
+
+
+def _issued_under_current_password(token: SessionToken) -> bool:
+    user = token.user
+    return any(constant_time_compare(token.credential_stamp, stamp)
+               for stamp in [user.get_session_auth_hash(), *user.get_session_auth_fallback_hash()])
 
 
 def session_token_revoke(*, token: SessionToken) -> None:

@@ -161,15 +161,16 @@ def partner_mailbox_renew(*, partner_mailbox: PartnerMailbox,
 
 def partner_mailbox_delete(*, partner_mailbox: PartnerMailbox) -> None:
     """The mailbox goes and its slot is freed (back in the pool for the rest of its paid term); the
-    mail account is only deactivated and its mail kept."""
+    mail account is only deactivated and its mail kept. Its password goes too, which ends every
+    session it opened (webmail, DAV, mail apps): whoever gets the address next starts with none."""
     with transaction.atomic():
         data = partner_mailbox_event_data(partner_mailbox)
         mailbox = partner_mailbox.mailbox
         if partner_mailbox.slot_id:
             MailboxSlot.objects.filter(pk=partner_mailbox.slot_id).update(status=MailboxSlot.Status.UNUSED)
         partner_mailbox.delete()
-        mailbox.is_active = False
-        mailbox.save(update_fields=["is_active"])
+        mailbox.is_active, mailbox.password_hash = False, ""
+        mailbox.save(update_fields=["is_active", "password_hash"])
         emit(account=mailbox.account, name="partner_mailbox.deleted", data={**data, "status": "deleted"})
         emit(account=mailbox.account, name="mailbox.deleted", data={"email": mailbox.address})
 

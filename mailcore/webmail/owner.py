@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from mailcore.mailboxes.models import ForwardingRule, Mailbox
-from mailcore.mailboxes.passwords import mailbox_password_verify
+from mailcore.mailboxes.passwords import mailbox_credential_stamp, mailbox_password_verify
 from mailcore.mailboxes.services import mailbox_set_password
 from mailcore.partners.mailboxes import MIN_PASSWORD
 from mailcore.throttle import throttle_check, throttle_count_failure, throttle_keys
@@ -40,6 +40,8 @@ def owner_password_change(*, session: WebmailSession, current_password: str, new
         raise ValidationError(errors)
     with transaction.atomic():
         mailbox_set_password(mailbox=mailbox, password=new_password)
+        session.credential_stamp = mailbox_credential_stamp(mailbox.password_hash)
+        session.save(update_fields=["credential_stamp"])
         return (WebmailSession.objects.filter(mailbox=mailbox, ended_at__isnull=True).exclude(pk=session.pk)
                 .update(ended_at=timezone.now()))
 

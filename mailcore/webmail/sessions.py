@@ -1,5 +1,6 @@
 """Mailbox owners sign in to the webmail with their address and the mailbox's own password (the
-hash Dovecot verifies), throttled per address and per client IP. A disabled mailbox is refused with
+hash Dovecot verifies), throttled per address and per client IP. A session lasts only as long as
+the password it was opened with: a new password, or a deleted mailbox, ends it. A disabled mailbox is refused with
 the reason its owner can act on; a mailbox downgraded to Free works on Free limits."""
 from datetime import timedelta
 
@@ -9,7 +10,9 @@ from django.utils import timezone
 from mailcore.credentials import credential_new, digest_matches, prefix_of
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.mailboxes.models import Mailbox
-from mailcore.mailboxes.passwords import mailbox_password_verify
+from mailcore.mailboxes.passwords import (
+    mailbox_credential_stamp, mailbox_credential_stamp_matches, mailbox_password_verify,
+)
 from mailcore.partners.models import PartnerMailbox
 from mailcore.throttle import throttle_check, throttle_count_failure, throttle_keys
 from mailcore.webmail.models import WebmailSession
@@ -55,7 +58,7 @@ def webmail_login(*, address: str, password: str, client_ip: str, remember: bool
     keys = throttle_keys("webmail", address, client_ip)
     throttle_check(keys)
     mailbox = Mailbox.objects.filter(address__iexact=address.strip(), kind=Mailbox.Kind.MANAGED).first()
-    ok = mailbox is not None and mailbox_password_verify(password, mailbox.password_hash)
+    ok = mailbox_password_verify(password, mailbox.password_hash if mailbox is not None else None)
     if not ok or (partner_id is not None and not mailbox_of_partner(mailbox, partner_id)):
         throttle_count_failure(keys)
         raise WebmailLoginRefused(WRONG)
@@ -64,20 +67,22 @@ def webmail_login(*, address: str, password: str, client_ip: str, remember: bool
     credential = credential_new(KIND)
     session = WebmailSession.objects.create(
         mailbox=mailbox, token_prefix=credential.prefix, token_digest=credential.digest, remember=remember,
-        client_ip=client_ip or None, expires_at=timezone.now() + (REMEMBER if remember else SHORT))
+        client_ip=client_ip or None, expires_at=timezone.now() + (REMEMBER if remember else SHORT),
+        credential_stamp=mailbox_credential_stamp(mailbox.password_hash))
     return session, credential.raw
 
 
 def webmail_session_for(raw: str | None, *, partner_id: int | None = None) -> WebmailSession | None:
     """The live session a cookie names, with its mailbox; None when unknown, ended, expired, the
-    mailbox has been switched off since, or (with `partner_id`, on a partner's hostname) the mailbox
-    is not one of that partner's clients'."""
+    mailbox has been switched off or its password changed (or removed: a deleted mailbox) since, or
+    (with `partner_id`, on a partner's hostname) the mailbox is not one of that partner's clients'."""
     prefix = prefix_of(raw or "", KIND)
     if prefix is None:
         return None
     session = WebmailSession.objects.select_related("mailbox__domain").filter(token_prefix=prefix).first()
     if (session is None or not digest_matches(raw, session.token_digest) or session.ended_at is not None
-            or session.expires_at <= timezone.now() or not session.mailbox.is_active):
+            or session.expires_at <= timezone.now() or not session.mailbox.is_active
+            or not mailbox_credential_stamp_matches(session.credential_stamp, session.mailbox.password_hash)):
         return None
     if partner_id is not None and not mailbox_of_partner(session.mailbox, partner_id):
         return None

@@ -11,6 +11,9 @@ class WebmailSession(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
+    credential_stamp = models.CharField(
+        max_length=64, blank=True,
+        help_text="A keyed digest of the mailbox password hash it was opened with; a new password ends it.")
 
     class Meta:
         indexes = [models.Index(fields=["expires_at"])]
