@@ -35,8 +35,10 @@ class AuthLoginApi(APIView):
         request=LoginInput,
         responses={200: LoginOutput},
         summary="Log in with email and password",
-        description="Returns a bearer token for session-only endpoints. Wrong credentials give 401; "
-        "repeated failures from one address or for one email give 429 with Retry-After.",
+        description="Returns a bearer token for session-only endpoints, valid until it expires, is "
+        "logged out, or the user's password is changed or reset (then 401: log in again). Wrong "
+        "credentials give 401; 5 failures for one email, or 100 from one client address, within "
+        "15 minutes (the defaults) give 429 with Retry-After.",
     )
     def post(self, request):
         data = LoginInput(data=request.data)
