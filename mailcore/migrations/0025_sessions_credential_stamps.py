@@ -1,6 +1,6 @@
 """Sessions remember the credential that opened them (issue 31): a changed password ends them.
 Live sessions are stamped with today's credential, so nobody is signed out by the upgrade."""
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth import get_user_model
 from django.db import migrations, models
 from django.utils import timezone
 
@@ -9,9 +9,10 @@ from mailcore.mailboxes.passwords import mailbox_credential_stamp
 
 def stamp_live_sessions(apps, schema_editor):
     now = timezone.now()
+    user_model = get_user_model()  # only unsaved instances: Django's own session hash of a password
     for token in apps.get_model("mailcore", "SessionToken").objects.filter(
             revoked_at__isnull=True, expires_at__gt=now).select_related("user"):
-        token.credential_stamp = AbstractBaseUser.get_session_auth_hash(token.user)
+        token.credential_stamp = user_model(password=token.user.password).get_session_auth_hash()
         token.save(update_fields=["credential_stamp"])
     for session in apps.get_model("mailcore", "WebmailSession").objects.filter(
             ended_at__isnull=True, expires_at__gt=now).select_related("mailbox"):
