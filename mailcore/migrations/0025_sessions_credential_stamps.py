@@ -30,12 +30,14 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='sessiontoken',
             name='credential_stamp',
-            field=models.CharField(blank=True, help_text="The user's session hash (Django's, of the password) when issued; a new password ends it.", max_length=64),
+            field=models.CharField(blank=True, max_length=64, help_text=(
+                "The user's session hash (Django's, of the password) when issued; a new password ends it.")),
         ),
         migrations.AddField(
             model_name='webmailsession',
             name='credential_stamp',
-            field=models.CharField(blank=True, help_text='A keyed digest of the mailbox password hash it was opened with; a new password ends it.', max_length=64),
+            field=models.CharField(blank=True, max_length=64, help_text=(
+                "A keyed digest of the mailbox password hash it was opened with; a new password ends it.")),
         ),
         migrations.RunPython(stamp_live_sessions, migrations.RunPython.noop),
     ]

@@ -1,7 +1,7 @@
 """Mailbox owners sign in to the webmail with their address and the mailbox's own password (the
 hash Dovecot verifies), throttled per address and per client IP. A session lasts only as long as
-the password it was opened with: a new password, or a deleted mailbox, ends it. A disabled mailbox is refused with
-the reason its owner can act on; a mailbox downgraded to Free works on Free limits."""
+the password it was opened with: a new password, or a deleted mailbox, ends it. A disabled mailbox
+is refused with the reason its owner can act on; a mailbox downgraded to Free works on Free limits."""
 from datetime import timedelta
 
 from django.db.models import Q
