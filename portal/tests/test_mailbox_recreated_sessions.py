@@ -5,9 +5,12 @@ import base64
 
 import pytest
 from django.test import Client
+from rest_framework.test import APIClient
 
+from mailcore.apikeys.scopes import PARTNER_SCOPES
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import hosting_partner_enable, slots_grant
+from testkit.clients import new_key
 from testkit.factories import make_domain
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +94,20 @@ def test_an_unknown_and_a_deleted_address_get_the_same_answer_as_a_wrong_passwor
     assert deleted.status_code == unknown.status_code == 401
     assert "Wrong address or password" in deleted.content.decode()
     assert "Wrong address or password" in unknown.content.decode()
+
+
+def test_deleting_and_recreating_through_the_hosting_api_signs_the_first_owner_out_too(partner_browser, alice):
+    hosting = APIClient()
+    hosting.credentials(HTTP_X_API_KEY=new_key(alice, scopes=list(PARTNER_SCOPES)))
+    create_dave(partner_browser, FIRST)
+    first_owner, _ = webmail_sign_in(FIRST)
+    assert signed_in(first_owner)
+
+    assert hosting.delete(f"/v1/hosting/mailboxes/{PartnerMailbox.objects.get().pk}").status_code == 204
+    recreated = hosting.post("/v1/hosting/mailboxes", {
+        "domain_id": partner_browser.domain.pk, "local_part": "dave", "password": FIRST, "plan_id": "pro"},
+        format="json")
+
+    assert recreated.status_code == 201, recreated.json()
+    assert not signed_in(first_owner)
+    assert dav_status(FIRST) == 207  # the same password, given again, works for the new holder's apps
