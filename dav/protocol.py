@@ -823,6 +823,9 @@ def _component_matches(calendar: Calendar, comp_filter: ET.Element) -> list[Cale
     the time range through the stored range (series alone expanded), then any property filters."""
     component = comp_filter.get("name", "").upper()
     objects = calendar_objects(calendar=calendar, component=component)
+    if objects is not None:  # what a REPORT answers with, and what the range needs
+        objects = objects.defer("title", "description", "location", "color", "organizer", "attendees", "sequence",
+                                "created_at")
     if comp_filter.find(cal("is-not-defined")) is not None:
         excluded = set(objects.values_list("pk", flat=True)) if objects is not None else set()
         return [event for event in calendar.events.order_by("start", "pk") if event.pk not in excluded]
@@ -848,10 +851,13 @@ def _calendar_query(request, node: Node, root: ET.Element, representation: Repre
     elif top.get("name", "").upper() != "VCALENDAR":
         found = []
     else:
-        found = list(node.collection.events.order_by("start", "pk"))
-        for comp_filter in top.findall(cal("comp-filter")):
-            selected = {event.pk for event in _component_matches(node.collection, comp_filter)}
-            found = [event for event in found if event.pk in selected]
+        found = None
+        for comp_filter in top.findall(cal("comp-filter")):  # all of them must match
+            matched = _component_matches(node.collection, comp_filter)
+            selected = {event.pk for event in matched}
+            found = matched if found is None else [event for event in found if event.pk in selected]
+        if found is None:
+            found = list(node.collection.events.order_by("start", "pk"))
     multistatus = Multistatus()
     for event in found:
         _add_response(multistatus, request, _member(node, event), mode, names, representation)

@@ -36,10 +36,15 @@ def objects_in_range(objects: QuerySet[CalendarEvent], start: datetime, end: dat
             found.append(event)
             continue
         try:
-            if ical.overlaps(event.ical, start, end):
-                found.append(event)
+            inside = ical.plain_rule_overlaps(
+                text=event.ical, rule=event.recurrence, first_start=event.start, first_end=event.end,
+                all_day=event.all_day, timezone=event.timezone, start=start, end=end)
+            if inside is None:
+                inside = ical.overlaps(event.ical, start, end)
         except ical.ICalError:
             continue
+        if inside:
+            found.append(event)
     return found
 
 
