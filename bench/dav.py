@@ -234,7 +234,7 @@ def main() -> int:
         found = figures["counts"]["data"]["mailwell"]
         rows = [
             row(f"CalDAV: whole-year calendar-query with calendar-data, {args.events} events, vs Radicale 3.9",
-                medians["data"]["mailwell"], medians["data"]["radicale"], "ms", at_most=1.5,
+                medians["data"]["mailwell"], medians["data"]["radicale"], "ms", at_most=1.0,
                 note=f"{found} resources in the answer"),
             row(f"CalDAV: whole-year calendar-query, getetag only, {args.events} events, vs Radicale 3.9",
                 medians["etag"]["mailwell"], medians["etag"]["radicale"], "ms"),
