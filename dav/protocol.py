@@ -684,7 +684,7 @@ def _calendar_data_request(root: ET.Element) -> Representation | None | HttpResp
         def shaped(node: Node, shape=shape, start=start, end=end) -> str:
             try:
                 return shape(node.obj.ical, start, end)
-            except ical.ICalError:
+            except Exception:  # an object recurring-ical-events cannot expand: answered as stored
                 return node.obj.ical
         return shaped
     return None
