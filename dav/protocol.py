@@ -14,6 +14,7 @@ other address is 404, like every path that does not exist."""
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote, urlsplit
@@ -30,7 +31,7 @@ from dav.davxml import CS, ICAL, Multistatus, XmlRefused, cal, card, d
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.calendars import ical
 from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.selectors import events_overlapping
+from mailcore.calendars.selectors import calendar_free_busy, calendar_objects, objects_in_range
 from mailcore.calendars.services import (
     EventConflict, EventInvalid, calendar_export, calendar_for, calendar_update, event_delete, event_put,
 )
@@ -353,7 +354,7 @@ def _properties(request, node: Node) -> dict[str, davxml.Fill]:
             props[cal("max-resource-size")] = davxml.text(str(MAX_RESOURCE_BYTES))
             props[f"{{{ICAL}}}calendar-color"] = davxml.text(collection.color)
             props[d("supported-report-set")] = davxml.reports(
-                cal("calendar-multiget"), cal("calendar-query"), d("sync-collection"))
+                cal("calendar-multiget"), cal("calendar-query"), cal("free-busy-query"), d("sync-collection"))
             zone_text = _timezone_text(collection.timezone)
             if zone_text:
                 props[cal("calendar-timezone")] = davxml.text(zone_text)
@@ -399,8 +400,13 @@ def _requested(root: ET.Element | None) -> tuple[str, list[str]]:
     return "allprop", []
 
 
-def _add_response(multistatus: Multistatus, request, node: Node, mode: str, names: list[str]) -> None:
+def _add_response(multistatus: Multistatus, request, node: Node, mode: str, names: list[str],
+                  representation: Callable[[Node], str] | None = None) -> None:
     props = _properties(request, node)
+    if representation is not None and node.obj is not None:
+        data = card("address-data") if node.kind == CONTACT else cal("calendar-data")
+        if data in names:
+            props[data] = davxml.text(representation(node))
     if mode == "propname":
         multistatus.add(node.href, found={name: davxml.empty for name in props})
     elif mode == "allprop":
@@ -514,8 +520,11 @@ def _get(request, node: Node) -> HttpResponse:
         headers = {"ETag": etag, "Last-Modified": http_date(obj.updated_at.timestamp())}
         if obj.etag in _etags(request.META.get("HTTP_IF_NONE_MATCH", "")):
             return _response(status=304, headers=headers)
-        text = (obj.vcard if node.kind == CONTACT else obj.ical).encode()
+        stored = obj.vcard if node.kind == CONTACT else obj.ical
+        version = _accepted_vcard_version(request.META.get("HTTP_ACCEPT", "")) if node.kind == CONTACT else None
+        text = (vcard.as_version(stored, version) if version else stored).encode()
         headers["Content-Length"] = str(len(text))
+        headers["Vary"] = "Accept"
         return _response(b"" if head else text, content_type=_content_type(node), headers=headers)
     if node.kind == BOOK:
         text = contacts_export(contacts=node.collection.contacts.order_by("name", "pk")).encode()
@@ -528,6 +537,25 @@ def _get(request, node: Node) -> HttpResponse:
         return _response(b"" if head else text)
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Content-Length": str(len(text))}
     return _response(b"" if head else text, content_type=_content_type(node), headers=headers)
+
+
+def _accepted_vcard_version(accept: str) -> str | None:
+    """The vCard version an Accept header asks for (`text/vcard; version=3.0`, or the legacy
+    text/x-vcard for 3.0), the most preferred first; None: the stored card as it is."""
+    wanted = []
+    for position, media_range in enumerate(accept.split(",")):
+        kind, *parameters = [part.strip() for part in media_range.split(";")]
+        values = dict(part.partition("=")[::2] for part in parameters)
+        try:
+            quality = float(values.get("q", "1"))
+        except ValueError:
+            quality = 1.0
+        version = values.get("version", "").strip('"')
+        if kind.lower() == "text/x-vcard" and not version:
+            version = "3.0"
+        if kind.lower() in VCARD_TYPES and version in vcard.VERSIONS and quality > 0:
+            wanted.append((-quality, position, version))
+    return min(wanted)[2] if wanted else None
 
 
 def _preconditions_fail(request, obj) -> bool:
@@ -602,6 +630,10 @@ def _delete(request, node: Node) -> HttpResponse:
 
 # --- REPORT ----------------------------------------------------------------------------------
 
+Representation = Callable[[Node], str]
+"""The text a REPORT answers in calendar-data or address-data for a member (expanded, converted)."""
+
+
 def _report(request, node: Node) -> HttpResponse:
     root = _xml_body(request)
     if isinstance(root, HttpResponse):
@@ -611,6 +643,8 @@ def _report(request, node: Node) -> HttpResponse:
     if node.kind not in (BOOK, CALENDAR):
         return _precondition(403, d("supported-report"))
     book = node.kind == BOOK
+    if not book and root.tag == cal("free-busy-query"):
+        return _free_busy_query(node, root)
     handlers = {d("sync-collection"): _sync_collection}
     if book:
         handlers |= {card("addressbook-multiget"): _multiget, card("addressbook-query"): _addressbook_query}
@@ -619,7 +653,10 @@ def _report(request, node: Node) -> HttpResponse:
     handler = handlers.get(root.tag)
     if handler is None:
         return _precondition(403, d("supported-report"))
-    return handler(request, node, root)
+    representation = _address_data_request(root) if book else _calendar_data_request(root)
+    if isinstance(representation, HttpResponse):
+        return representation
+    return handler(request, node, root, representation)
 
 
 def _report_props(root: ET.Element) -> tuple[str, list[str]]:
@@ -627,7 +664,49 @@ def _report_props(root: ET.Element) -> tuple[str, list[str]]:
     return ("prop", names) if mode == "prop" else ("prop", [d("getetag")])
 
 
-def _multiget(request, node: Node, root: ET.Element) -> HttpResponse:
+def _calendar_data_request(root: ET.Element) -> Representation | None | HttpResponse:
+    """What a REPORT's <C:calendar-data> asks beyond the stored text: expand (RFC 4791 9.6.5) or
+    limit-recurrence-set (9.6.6) over a range; None for the stored text."""
+    element = root.find(f"{d('prop')}/{cal('calendar-data')}")
+    if element is None:
+        return None
+    if element.get("content-type", "text/calendar").lower() != "text/calendar" \
+            or element.get("version", "2.0") != "2.0":
+        return _precondition(403, cal("supported-calendar-data"))
+    for tag, shape in ((cal("expand"), ical.expand), (cal("limit-recurrence-set"), ical.limit_recurrence_set)):
+        limit = element.find(tag)
+        if limit is None:
+            continue
+        start, end = _utc_stamp(limit.get("start"), None), _utc_stamp(limit.get("end"), None)
+        if start is None or end is None or end <= start:
+            return _response("expand and limit-recurrence-set need a start and a later end, in UTC.\n", status=400)
+
+        def shaped(node: Node, shape=shape, start=start, end=end) -> str:
+            try:
+                return shape(node.obj.ical, start, end)
+            except Exception:  # an object recurring-ical-events cannot expand: answered as stored
+                return node.obj.ical
+        return shaped
+    return None
+
+
+def _address_data_request(root: ET.Element) -> Representation | None | HttpResponse:
+    """The vCard version a REPORT's <CR:address-data content-type version> asks for (RFC 6352 10.4):
+    the stored card converted to it; None for the stored text."""
+    element = root.find(f"{d('prop')}/{card('address-data')}")
+    if element is None:
+        return None
+    if element.get("content-type", "text/vcard").lower() not in VCARD_TYPES:
+        return _precondition(403, card("supported-address-data-conversion"))
+    version = element.get("version")
+    if version is None:
+        return None
+    if version not in vcard.VERSIONS:
+        return _precondition(403, card("supported-address-data-conversion"))
+    return lambda node: vcard.as_version(node.obj.vcard, version)
+
+
+def _multiget(request, node: Node, root: ET.Element, representation: Representation | None) -> HttpResponse:
     mode, names = _report_props(root)
     multistatus = Multistatus()
     prefix = unquote(node.href)
@@ -639,7 +718,7 @@ def _multiget(request, node: Node, root: ET.Element) -> HttpResponse:
         if member is None or member.obj is None:
             multistatus.add(href, status="404 Not Found")
         else:
-            _add_response(multistatus, request, member, mode, names)
+            _add_response(multistatus, request, member, mode, names, representation)
     return _xml(multistatus.to_bytes())
 
 
@@ -673,7 +752,7 @@ def _card_prop_matches(found: list, prop_filter: ET.Element, namespace) -> bool:
     return all(results) if prop_filter.get("test", "anyof") == "allof" else any(results)
 
 
-def _addressbook_query(request, node: Node, root: ET.Element) -> HttpResponse:
+def _addressbook_query(request, node: Node, root: ET.Element, representation: Representation | None) -> HttpResponse:
     mode, names = _report_props(root)
     filter_element = root.find(card("filter"))
     prop_filters = filter_element.findall(card("prop-filter")) if filter_element is not None else []
@@ -695,12 +774,12 @@ def _addressbook_query(request, node: Node, root: ET.Element) -> HttpResponse:
         if limit is not None and count >= limit:
             multistatus.add(node.href, status="507 Insufficient Storage")
             break
-        _add_response(multistatus, request, member, mode, names)
+        _add_response(multistatus, request, member, mode, names, representation)
         count += 1
     return _xml(multistatus.to_bytes())
 
 
-def _utc_stamp(value: str | None, default: datetime) -> datetime:
+def _utc_stamp(value: str | None, default: datetime | None) -> datetime | None:
     if not value:
         return default
     try:
@@ -718,62 +797,86 @@ def _ical_values(component, name: str) -> list[str]:
             for item in values]
 
 
-def _event_matches(event: CalendarEvent, comp_filter: ET.Element) -> bool:
-    """A VCALENDAR comp-filter (with its VEVENT filters) against one stored event."""
-    if comp_filter.get("name", "").upper() != "VCALENDAR":
+def _props_match(event: CalendarEvent, component: str, prop_filters: list[ET.Element]) -> bool:
+    """A comp-filter's prop-filters against the components of that type in one stored resource."""
+    try:
+        components = icalendar.Calendar.from_ical(event.ical).walk(component)
+    except ValueError:
         return False
-    for inner in comp_filter.findall(cal("comp-filter")):
-        name = inner.get("name", "").upper()
-        if inner.find(cal("is-not-defined")) is not None:
-            if name == "VEVENT":
+    for prop_filter in prop_filters:
+        name = prop_filter.get("name", "").upper()
+        found = [value for each in components for value in _ical_values(each, name)]
+        if prop_filter.find(cal("is-not-defined")) is not None:
+            if found:
                 return False
             continue
-        if name != "VEVENT":
-            return False  # VTODO, VJOURNAL, VFREEBUSY: this calendar holds none
-        time_range = inner.find(cal("time-range"))
-        if time_range is not None:
-            start = _utc_stamp(time_range.get("start"), FAR_PAST)
-            end = _utc_stamp(time_range.get("end"), FAR_FUTURE)
-            try:
-                if not ical.occurrences(event.ical, start, end):
-                    return False
-            except ical.ICalError:
+        if not found:
+            return False
+        for match in prop_filter.findall(cal("text-match")):
+            if not any(_text_matches(value, match, "i;ascii-casemap") for value in found):
                 return False
-        prop_filters = inner.findall(cal("prop-filter"))
-        if prop_filters:
-            components = icalendar.Calendar.from_ical(event.ical).walk("VEVENT")
-            for prop_filter in prop_filters:
-                name = prop_filter.get("name", "").upper()
-                found = [value for component in components for value in _ical_values(component, name)]
-                if prop_filter.find(cal("is-not-defined")) is not None:
-                    if found:
-                        return False
-                    continue
-                if not found:
-                    return False
-                for match in prop_filter.findall(cal("text-match")):
-                    if not any(_text_matches(value, match, "i;ascii-casemap") for value in found):
-                        return False
     return True
 
 
-def _calendar_query(request, node: Node, root: ET.Element) -> HttpResponse:
+def _component_matches(calendar: Calendar, comp_filter: ET.Element) -> list[CalendarEvent]:
+    """The resources one component filter inside VCALENDAR (VEVENT, VTODO...) selects, in start order:
+    the time range through the stored range (series alone expanded), then any property filters."""
+    component = comp_filter.get("name", "").upper()
+    objects = calendar_objects(calendar=calendar, component=component)
+    if objects is not None:  # what a REPORT answers with, and what the range needs
+        objects = objects.defer("title", "description", "location", "color", "organizer", "attendees", "sequence",
+                                "created_at")
+    if comp_filter.find(cal("is-not-defined")) is not None:
+        excluded = set(objects.values_list("pk", flat=True)) if objects is not None else set()
+        return [event for event in calendar.events.order_by("start", "pk") if event.pk not in excluded]
+    if objects is None:
+        return []  # a component type this calendar does not hold
+    time_range = comp_filter.find(cal("time-range"))
+    if time_range is not None:
+        found = objects_in_range(objects, _utc_stamp(time_range.get("start"), FAR_PAST),
+                                 _utc_stamp(time_range.get("end"), FAR_FUTURE))
+    else:
+        found = list(objects.order_by("start", "pk"))
+    prop_filters = comp_filter.findall(cal("prop-filter"))
+    if prop_filters:
+        found = [event for event in found if _props_match(event, component, prop_filters)]
+    return found
+
+
+def _calendar_query(request, node: Node, root: ET.Element, representation: Representation | None) -> HttpResponse:
     mode, names = _report_props(root)
     top = root.find(f"{cal('filter')}/{cal('comp-filter')}")
-    events = node.collection.events.all()
-    if top is not None:  # narrow a time range in SQL first (a series is in when its span overlaps)
-        time_range = top.find(f"{cal('comp-filter')}/{cal('time-range')}")
-        if time_range is not None:
-            events = events_overlapping(events, _utc_stamp(time_range.get("start"), FAR_PAST),
-                                        _utc_stamp(time_range.get("end"), FAR_FUTURE))
+    if top is None:
+        found = list(node.collection.events.order_by("start", "pk"))
+    elif top.get("name", "").upper() != "VCALENDAR":
+        found = []
+    else:
+        found = None
+        for comp_filter in top.findall(cal("comp-filter")):  # all of them must match
+            matched = _component_matches(node.collection, comp_filter)
+            selected = {event.pk for event in matched}
+            found = matched if found is None else [event for event in found if event.pk in selected]
+        if found is None:
+            found = list(node.collection.events.order_by("start", "pk"))
     multistatus = Multistatus()
-    for event in events.order_by("start", "pk"):
-        if top is None or _event_matches(event, top):
-            _add_response(multistatus, request, _member(node, event), mode, names)
+    for event in found:
+        _add_response(multistatus, request, _member(node, event), mode, names, representation)
     return _xml(multistatus.to_bytes())
 
 
-def _sync_collection(request, node: Node, root: ET.Element) -> HttpResponse:
+def _free_busy_query(node: Node, root: ET.Element) -> HttpResponse:
+    """RFC 4791 7.10: the calendar's busy time in a range as one VFREEBUSY (200, text/calendar)."""
+    time_range = root.find(cal("time-range"))
+    start = _utc_stamp(time_range.get("start"), None) if time_range is not None else None
+    end = _utc_stamp(time_range.get("end"), FAR_FUTURE) if time_range is not None else None
+    if start is None or end is None or end <= start:
+        return _response("A free-busy-query needs a time-range with a start (and an end after it), in UTC.\n",
+                         status=400)
+    text = calendar_free_busy(calendar=node.collection, start=start, end=end).encode()
+    return _response(text, content_type="text/calendar; charset=utf-8", headers={"Content-Length": str(len(text))})
+
+
+def _sync_collection(request, node: Node, root: ET.Element, representation: Representation | None) -> HttpResponse:
     mode, names = _report_props(root)
     token = (root.findtext(d("sync-token")) or "").strip()
     collection = type(node.collection).objects.get(pk=node.collection.pk)  # the revision as of now
@@ -781,7 +884,7 @@ def _sync_collection(request, node: Node, root: ET.Element) -> HttpResponse:
     multistatus = Multistatus()
     if not token:
         for member in _children(node):
-            _add_response(multistatus, request, member, mode, names)
+            _add_response(multistatus, request, member, mode, names, representation)
     else:
         match = SYNC_TOKEN.search(token)
         kind = "b" if node.kind == BOOK else "c"
@@ -797,7 +900,7 @@ def _sync_collection(request, node: Node, root: ET.Element) -> HttpResponse:
             if change.deleted or obj is None:
                 multistatus.add(node.href + _segment(change.href), status="404 Not Found")
             else:
-                _add_response(multistatus, request, _member(node, obj), mode, names)
+                _add_response(multistatus, request, _member(node, obj), mode, names, representation)
     multistatus.sync_token(_sync_token(request, node))
     return _xml(multistatus.to_bytes())
 

@@ -2,6 +2,7 @@
 event made here, lift the master VEVENT's fields out of any a client sends, change only those
 fields in a stored resource (alarms, categories and overrides survive), override or drop one
 occurrence of a series, and expand a series into the occurrences inside a time range."""
+import re
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
@@ -328,3 +329,193 @@ def range_end(text: str) -> datetime | None:
 
 def as_date(moment: datetime) -> date:
     return moment.astimezone(UTC).date()
+
+
+def is_series(calendar: icalendar.Calendar) -> bool:
+    """Whether the resource has more than one occurrence to look at (RRULE, RDATE or overrides)."""
+    main = master(calendar)
+    return ("RRULE" in main or "RDATE" in main
+            or any("RECURRENCE-ID" in event for event in calendar.walk("VEVENT")))
+
+
+def _span(component) -> tuple[datetime, datetime]:
+    """An occurrence's start and end in UTC (RFC 4791 9.9: a date without DTEND lasts a day)."""
+    begin = component["DTSTART"].dt
+    if "DTEND" in component:
+        finish = _utc(component["DTEND"].dt)
+    elif "DURATION" in component:
+        finish = _utc(begin) + component["DURATION"].dt
+    else:
+        finish = _utc(begin) + (timedelta() if isinstance(begin, datetime) else timedelta(days=1))
+    return _utc(begin), finish
+
+
+def _overlaps(span: tuple[datetime, datetime], start: datetime, end: datetime) -> bool:
+    """RFC 4791 9.9: an instant is in [start, end) when it starts there; a span when it overlaps."""
+    begin, finish = span
+    return begin < end and (finish > start or (begin == finish and begin >= start))
+
+
+def _instances(calendar: icalendar.Calendar, start: datetime, end: datetime):
+    """The occurrences (one component each, as recurring_ical_events makes them) overlapping [start, end)."""
+    for component in recurring_ical_events.of(calendar).between(start, end):
+        if _overlaps(_span(component), start, end):
+            yield component
+
+
+def _first_overlaps(rule: str, begin: datetime, duration: timedelta, exdates: list[datetime],
+                    start: datetime, end: datetime) -> bool | None:
+    """Whether an occurrence of RRULE `rule` from `begin` (less `exdates`) overlaps [start, end),
+    straight from dateutil's rule; None when dateutil cannot say (then expand fully)."""
+    if begin.tzinfo is None:  # dates and floating times are read as UTC, as on write
+        start, end = start.astimezone(UTC).replace(tzinfo=None), end.astimezone(UTC).replace(tzinfo=None)
+    try:
+        rules = dateutil_rrule.rruleset()
+        rules.rrule(dateutil_rrule.rrulestr(rule, dtstart=begin))
+        for moment in exdates:
+            if (moment.tzinfo is None) != (begin.tzinfo is None):
+                return None
+            rules.exdate(moment)
+        first = rules.after(start - duration, inc=False) if duration else rules.after(start, inc=True)
+    except (ValueError, TypeError):
+        return None
+    return first is not None and first < end
+
+
+def _rule_overlaps(main, start: datetime, end: datetime) -> bool | None:
+    """For a master with one RRULE (and any EXDATEs) and nothing else: _first_overlaps from its properties."""
+    if "RDATE" in main or "EXRULE" in main or isinstance(main.get("RRULE"), list):
+        return None
+    begin = main["DTSTART"].dt
+    span_start, span_end = _span(main)
+    if not isinstance(begin, datetime):
+        begin = datetime.combine(begin, time())
+    exdates = [value.dt if isinstance(value.dt, datetime) else datetime.combine(value.dt, time())
+               for exdates in _as_list(main.get("EXDATE")) for value in exdates.dts]
+    return _first_overlaps(main["RRULE"].to_ical().decode(), begin, span_end - span_start, exdates, start, end)
+
+
+ZONED_START = re.compile(r"^DTSTART;[^:\r\n]*TZID=", re.MULTILINE)
+NOT_A_PLAIN_RULE = ("EXDATE", "RDATE", "EXRULE", "RECURRENCE-ID")
+
+
+def plain_rule_overlaps(*, text: str, rule: str, first_start: datetime, first_end: datetime, all_day: bool,
+                        timezone: str, start: datetime, end: datetime) -> bool | None:
+    """overlaps() without parsing, from an event's stored columns, for the common series: one VEVENT
+    with one RRULE and nothing that adds, removes or moves occurrences. None for any other."""
+    if not rule or text.count("BEGIN:VEVENT") != 1:
+        return None
+    event = text[text.index("BEGIN:VEVENT"):]  # a VTIMEZONE has rules of its own
+    if event.count("RRULE") != 1 or any(marker in event for marker in NOT_A_PLAIN_RULE):
+        return None
+    if all_day:
+        begin = datetime.combine(first_start.astimezone(UTC).date(), time())
+    elif timezone:
+        begin = first_start.astimezone(zone(timezone))
+    elif ZONED_START.search(event):
+        return None  # a zone we do not know: its rules are in the text alone
+    else:
+        begin = first_start
+    return _first_overlaps(rule, begin, first_end - first_start, [], start, end)
+
+
+def overlaps(text: str, start: datetime, end: datetime) -> bool:
+    """Whether any occurrence of the resource overlaps [start, end): stops at the first one found."""
+    try:
+        calendar = icalendar.Calendar.from_ical(text)  # stored text: parse() checked it on write
+    except ValueError as exc:
+        raise ICalError(str(exc)) from exc
+    events = calendar.walk("VEVENT")
+    if not events:
+        return False
+    if len(events) == 1 and "RRULE" in events[0]:
+        found = _rule_overlaps(events[0], start, end)
+        if found is not None:
+            return found
+    for component in recurring_ical_events.of(calendar).after(start):
+        span = _span(component)
+        if span[0] >= end:
+            return False
+        if _overlaps(span, start, end):
+            return True
+    return False
+
+
+def _in_utc(component, name: str) -> None:
+    value = component.get(name)
+    if value is None or not isinstance(value.dt, datetime) or value.dt.tzinfo is None:
+        return  # dates and floating times have no zone to convert from
+    params = {key: item for key, item in value.params.items() if key != "TZID"}
+    component.pop(name)
+    component.add(name, value.dt.astimezone(UTC), parameters=params or None)
+
+
+def expand(text: str, start: datetime, end: datetime) -> str:
+    """RFC 4791 9.6.5: each occurrence overlapping [start, end) as its own VEVENT, with its
+    RECURRENCE-ID when the resource is a series, times in UTC, no recurrence rules, no VTIMEZONE."""
+    calendar = parse(text)
+    series = is_series(calendar)
+    out = _empty()
+    for component in _instances(calendar, start, end):
+        for name in ("RRULE", "RDATE", "EXDATE", "EXRULE"):
+            component.pop(name, None)
+        if not series:
+            component.pop("RECURRENCE-ID", None)
+        for name in ("DTSTART", "DTEND", "RECURRENCE-ID"):
+            _in_utc(component, name)
+        out.add_component(component)
+    return out.to_ical().decode()
+
+
+def limit_recurrence_set(text: str, start: datetime, end: datetime) -> str:
+    """RFC 4791 9.6.6: the master and only the overridden occurrences that overlap [start, end)."""
+    calendar = parse(text)
+    calendar.subcomponents = [
+        component for component in calendar.subcomponents
+        if not (component.name == "VEVENT" and "RECURRENCE-ID" in component)
+        or _overlaps(_span(component), start, end)
+        or start <= _recurrence_key(component["RECURRENCE-ID"]) < end]
+    return calendar.to_ical().decode()
+
+
+@dataclass
+class Busy:
+    start: datetime  # UTC
+    end: datetime
+    kind: str  # FBTYPE: BUSY or BUSY-TENTATIVE
+
+
+def busy_periods(text: str, start: datetime, end: datetime) -> list[Busy]:
+    """What the resource makes busy in [start, end), clipped to it: opaque occurrences that are not
+    cancelled (RFC 4791 7.10), tentative ones as BUSY-TENTATIVE."""
+    calendar = parse(text)
+    periods = []
+    for component in _instances(calendar, start, end):
+        status = str(component.get("STATUS", "CONFIRMED")).upper()
+        if status == "CANCELLED" or str(component.get("TRANSP", "OPAQUE")).upper() == "TRANSPARENT":
+            continue
+        begin, finish = _span(component)
+        if finish <= begin:
+            continue  # an instant blocks no time
+        periods.append(Busy(max(begin, start), min(finish, end), "BUSY-TENTATIVE" if status == "TENTATIVE" else "BUSY"))
+    return periods
+
+
+def freebusy(periods: list[Busy], start: datetime, end: datetime) -> str:
+    """A VCALENDAR with one VFREEBUSY for [start, end): periods of a kind merged where they touch, in UTC."""
+    merged: list[Busy] = []
+    for period in sorted(periods, key=lambda item: (item.kind, item.start)):
+        last = merged[-1] if merged else None
+        if last is not None and last.kind == period.kind and period.start <= last.end:
+            last.end = max(last.end, period.end)
+        else:
+            merged.append(Busy(period.start, period.end, period.kind))
+    out = _empty()
+    component = icalendar.FreeBusy()
+    component.add("DTSTAMP", datetime.now(UTC))
+    component.add("DTSTART", start)
+    component.add("DTEND", end)
+    for period in sorted(merged, key=lambda item: item.start):
+        component.add("FREEBUSY", (period.start, period.end), parameters={"FBTYPE": period.kind})
+    out.add_component(component)
+    return out.to_ical().decode()

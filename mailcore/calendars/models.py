@@ -46,6 +46,9 @@ class CalendarEvent(models.Model):
     recurrence = models.CharField(max_length=255, blank=True, help_text="The RRULE value; empty: one occurrence.")
     range_end = models.DateTimeField(null=True, blank=True,
                                      help_text="End of the last occurrence; empty: the series never ends.")
+    is_series = models.BooleanField(default=False,
+                                    help_text="RRULE, RDATE or overridden occurrences: only these are expanded to "
+                                              "answer a time range; [start, range_end) decides for the rest.")
     organizer = models.CharField(max_length=320, blank=True)
     attendees = models.JSONField(default=list, blank=True, help_text='[{"email", "name", "status"}]')
     sequence = models.PositiveIntegerField(default=0)

@@ -20,6 +20,34 @@ def events_overlapping(events: QuerySet[CalendarEvent], start: datetime | None, 
     return events
 
 
+def calendar_objects(*, calendar: Calendar, component: str) -> QuerySet[CalendarEvent] | None:
+    """The calendar's resources of that component type (VEVENT); None for a type it cannot hold."""
+    if component == "VEVENT":
+        return calendar.events.all()
+    return None
+
+
+def objects_in_range(objects: QuerySet[CalendarEvent], start: datetime, end: datetime) -> list[CalendarEvent]:
+    """The resources with an occurrence overlapping [start, end) (RFC 4791 9.9), in start order: the
+    stored range decides for a single occurrence; only series are expanded, and only until one is found."""
+    found = []
+    for event in events_overlapping(objects, start, end).order_by("start", "pk"):
+        if not event.is_series:
+            found.append(event)
+            continue
+        try:
+            inside = ical.plain_rule_overlaps(
+                text=event.ical, rule=event.recurrence, first_start=event.start, first_end=event.end,
+                all_day=event.all_day, timezone=event.timezone, start=start, end=end)
+            if inside is None:
+                inside = ical.overlaps(event.ical, start, end)
+        except ical.ICalError:
+            continue
+        if inside:
+            found.append(event)
+    return found
+
+
 def event_list(*, account: Account, mailbox: Mailbox | None = None, only_account_calendar: bool = False,
                start: datetime | None = None, end: datetime | None = None) -> QuerySet[CalendarEvent]:
     events = CalendarEvent.objects.filter(calendar__account=account).select_related("calendar__mailbox")
@@ -61,3 +89,14 @@ def occurrences_between(events, start: datetime, end: datetime) -> list[PlacedOc
         for occurrence in ical.occurrences(event.ical, start, end):
             placed.append(PlacedOccurrence(event=event, occurrence=occurrence))
     return sorted(placed, key=lambda item: (item.occurrence.start, item.event.pk))
+
+
+def calendar_free_busy(*, calendar: Calendar, start: datetime, end: datetime) -> str:
+    """The calendar's busy time in [start, end) as a VFREEBUSY (RFC 4791 7.10), for free-busy-query."""
+    periods: list[ical.Busy] = []
+    for event in events_overlapping(calendar.events.all(), start, end):
+        try:
+            periods += ical.busy_periods(event.ical, start, end)
+        except ical.ICalError:
+            continue
+    return ical.freebusy(periods, start, end)

@@ -79,8 +79,10 @@ def _fields(event: CalendarEvent) -> ical.EventFields:
 def _store(event: CalendarEvent, text: str) -> CalendarEvent:
     """Lift the columns out of the resource text, save, log the change."""
     try:
-        fields = ical.fields_of(ical.parse(text))
+        parsed = ical.parse(text)
+        fields = ical.fields_of(parsed)
         event.range_end = ical.range_end(text)
+        event.is_series = ical.is_series(parsed)
     except ical.ICalError as exc:
         raise EventInvalid(str(exc)) from exc
     event.ical = text

@@ -137,3 +137,205 @@ def build(fields: CardFields, *, base: str | None = None) -> str:
     if fields.groups:
         card.add("categories").value = list(fields.groups)
     return card.serialize()
+
+
+# --- vCard 3.0 <-> 4.0 -------------------------------------------------------------------------
+#
+# A sync client asks for the version it reads (CardDAV address-data, or Accept on GET): iOS and
+# macOS read 3.0, what webmail and REST write is 4.0. The stored text stays as it was written; the
+# other version is made from it line by line, so every property we do not convert (and its
+# parameters, groups and escaping) passes through unchanged.
+
+VERSIONS = ("3.0", "4.0")
+BINARY_PROPERTIES = ("PHOTO", "LOGO", "SOUND", "KEY")
+RENAMED_IN_3 = {"KIND": "X-ADDRESSBOOKSERVER-KIND", "MEMBER": "X-ADDRESSBOOKSERVER-MEMBER",
+                "ANNIVERSARY": "X-ANNIVERSARY", "GENDER": "X-GENDER"}
+RENAMED_IN_4 = {old: new for new, old in RENAMED_IN_3.items()}
+OMITTED_YEAR = "1604"  # Apple's stand-in year for a birthday without one (X-APPLE-OMIT-YEAR)
+
+
+@dataclass
+class _Line:
+    group: str
+    name: str
+    params: list[tuple[str, list[str]]]  # in order; names upper-cased, values as written (unquoted)
+    value: str
+
+    def param(self, name: str) -> list[str]:
+        return [value for key, values in self.params if key == name for value in values]
+
+    def without(self, *names: str) -> None:
+        self.params = [(key, values) for key, values in self.params if key not in names]
+
+    def serialize(self) -> str:
+        params = "".join(";" + key + ("=" + ",".join(_quoted(v) for v in values) if values else "")
+                         for key, values in self.params)
+        return f"{self.group + '.' if self.group else ''}{self.name}{params}:{self.value}"
+
+
+def _quoted(value: str) -> str:
+    return f'"{value}"' if any(char in value for char in ':;,') else value
+
+
+def _split_unquoted(text: str, separator: str, limit: int = -1) -> list[str]:
+    parts, current, quoted = [], [], False
+    for char in text:
+        if char == '"':
+            quoted = not quoted
+        if char == separator and not quoted and limit != 0:
+            parts.append("".join(current))
+            current = []
+            limit -= 1
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _parse_line(line: str) -> _Line | None:
+    pieces = _split_unquoted(line, ":", 1)
+    if len(pieces) != 2:
+        return None
+    head, value = pieces
+    name_part, *param_parts = _split_unquoted(head, ";")
+    group, _, name = name_part.rpartition(".")
+    params = []
+    for part in param_parts:
+        key, equals, values = part.partition("=")
+        if not equals:  # vCard 2.1 style bare type: TEL;WORK
+            key, values = "TYPE", key
+        params.append((key.strip().upper(), [item.strip().strip('"') for item in _split_unquoted(values, ",")]))
+    return _Line(group, name.strip().upper(), params, value)
+
+
+def _unfolded(text: str) -> list[str]:
+    lines: list[str] = []
+    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if raw[:1] in (" ", "\t") and lines:
+            lines[-1] += raw[1:]
+        elif raw:
+            lines.append(raw)
+    return lines
+
+
+def _folded(line: str) -> str:
+    """RFC 6350 3.2: lines of at most 75 octets, continued with a space (never inside a UTF-8 character)."""
+    out, current = [], ""
+    for char in line:
+        if len((current + char).encode()) > (75 if not out else 74):
+            out.append(current)
+            current = ""
+        current += char
+    out.append(current)
+    return "\r\n ".join(out)
+
+
+def _types(line: _Line) -> list[str]:
+    return [value for value in line.param("TYPE") for value in value.split(",") if value]
+
+
+def _to_3(line: _Line) -> _Line | None:
+    if line.name == "VERSION":
+        line.value = "3.0"
+    if line.name == "KIND" and line.value.lower() == "individual":
+        return None  # the default
+    line.name = RENAMED_IN_3.get(line.name, line.name)
+    types = _types(line)
+    preferences = line.param("PREF")
+    if preferences:
+        line.without("PREF")
+        if preferences[0] == "1":
+            types.append("pref")
+    if line.name in BINARY_PROPERTIES:
+        media_type = (line.param("MEDIATYPE") or [""])[0]
+        line.without("MEDIATYPE", "VALUE")
+        if line.value.startswith("data:") and ";base64," in line.value:
+            header, _, data = line.value.partition(",")
+            media_type = header[5:].split(";")[0] or media_type
+            line.value = data
+            line.params.append(("ENCODING", ["b"]))
+        else:
+            line.params.append(("VALUE", ["uri"]))
+        if media_type:
+            types.append(media_type.split("/")[-1].upper())
+    elif line.name == "TEL" and line.value.lower().startswith("tel:"):
+        line.value = line.value[4:]
+        line.without("VALUE")
+    elif line.name == "BDAY" and line.value.startswith("--") and len(line.value) >= 6:
+        line.value = f"{OMITTED_YEAR}-{line.value[2:4]}-{line.value[4:6]}"
+        line.params.append(("X-APPLE-OMIT-YEAR", [OMITTED_YEAR]))
+    elif line.name in ("BDAY", "X-ANNIVERSARY") and len(line.value) == 8 and line.value.isdigit():
+        line.value = f"{line.value[:4]}-{line.value[4:6]}-{line.value[6:]}"
+    elif line.name == "GEO" and line.value.lower().startswith("geo:"):
+        line.value = line.value[4:].replace(",", ";", 1)
+    line.without("TYPE")
+    if types:
+        line.params.append(("TYPE", list(dict.fromkeys(types))))
+    return line
+
+
+def _to_4(line: _Line) -> _Line | None:
+    if line.name == "VERSION":
+        line.value = "4.0"
+    line.name = RENAMED_IN_4.get(line.name, line.name)
+    line.without("CHARSET")
+    types = _types(line)
+    if any(value.lower() == "pref" for value in types):
+        types = [value for value in types if value.lower() != "pref"]
+        line.params.append(("PREF", ["1"]))
+    if line.name == "EMAIL":
+        types = [value for value in types if value.lower() not in ("internet", "x400")]
+    if line.name in BINARY_PROPERTIES:
+        encoding = [value.lower() for value in line.param("ENCODING")]
+        media_types = [value for value in types if value.lower() not in ("work", "home")]
+        types = [value for value in types if value not in media_types]
+        line.without("ENCODING", "VALUE")
+        if encoding and encoding[0] in ("b", "base64"):
+            kind = media_types[0].lower() if media_types else "jpeg"
+            prefix = "" if "/" in kind else "image/" if line.name in ("PHOTO", "LOGO") else "audio/" \
+                if line.name == "SOUND" else "application/"
+            line.value = f"data:{prefix}{kind};base64,{line.value}"
+        elif media_types:
+            kind = media_types[0].lower()
+            line.params.append(("MEDIATYPE", [kind if "/" in kind else f"image/{kind}"]))
+    elif line.name == "BDAY" and line.param("X-APPLE-OMIT-YEAR"):
+        digits = line.value.replace("-", "")
+        line.value = f"--{digits[4:6]}{digits[6:8]}"
+        line.without("X-APPLE-OMIT-YEAR")
+    elif line.name in ("BDAY", "ANNIVERSARY") and len(line.value) >= 10 and line.value[4] == "-":
+        line.value = line.value[:10].replace("-", "")
+    elif line.name == "GEO" and ";" in line.value:
+        line.value = "geo:" + line.value.replace(";", ",", 1)
+    line.without("TYPE")
+    if types:
+        line.params.append(("TYPE", list(dict.fromkeys(value.lower() for value in types))))
+    return line
+
+
+def version_of(text: str) -> str:
+    for raw in _unfolded(text):
+        line = _parse_line(raw)
+        if line is not None and line.name == "VERSION":
+            return line.value.strip()
+    return "3.0"
+
+
+def as_version(text: str, version: str) -> str:
+    """The vCard in that version (3.0 or 4.0): as stored when it is already, else converted."""
+    if version not in VERSIONS:
+        raise VCardError(f"Unknown vCard version {version!r}.")
+    if version_of(text) == version:
+        return text
+    convert = _to_3 if version == "3.0" else _to_4
+    out = []
+    for raw in _unfolded(text):
+        line = _parse_line(raw)
+        if line is None:
+            continue
+        if line.name in ("BEGIN", "END"):
+            out.append(raw)
+            continue
+        converted = convert(line)
+        if converted is not None:
+            out.append(_folded(converted.serialize()))
+    return "\r\n".join(out) + "\r\n"
