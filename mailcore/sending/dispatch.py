@@ -29,6 +29,7 @@ from mailcore.outbound.feedback import SendOutcome, outcome_report, return_path_
 from mailcore.outbound.models import OutboundMessage
 from mailcore.outbound.relay import Outcome, Relay
 from mailcore.sending.compose import Composed, compose
+from mailcore.sending.failures import failed_sends_return, send_failure_note
 from mailcore.store.base import StoreError
 from mailcore.store.embedded import EmbeddedStore
 from mailcore.store.factory import store_for
@@ -101,6 +102,7 @@ def outbound_dispatch_due(*, limit: int = 50) -> int:
     if _record(attempts):
         _keep_sent_copies([a for a in attempts if a.message.status == OutboundMessage.Status.SENT
                            and not a.message.sandbox])
+    failed_sends_return()  # the owner hears at once; the return-failed-sends job retries what the store refused
     return len(claimed)
 
 
@@ -168,6 +170,7 @@ def _fail(message: OutboundMessage, reply: str) -> None:
         _set_final(message, refused=refused, accepted=message.payload.get("accepted", 0), now=timezone.now())
         _announce(message)
         message.save()
+        send_failure_note(message)
 
 
 def _retry_or_fail(message_id: int, reply: str) -> None:
@@ -307,6 +310,9 @@ def _record(attempts: list[Attempt]) -> bool:
             _save_states([attempt.message for attempt in attempts])
             emit_many([raised for attempt in attempts if attempt.message.status != OutboundMessage.Status.QUEUED
                        for raised in _announcements(attempt.message)])
+            for attempt in attempts:
+                if attempt.message.status != OutboundMessage.Status.QUEUED:
+                    send_failure_note(attempt.message)
             for attempt in attempts:
                 if attempt.message.payload.get("verp"):
                     _report_outcomes(attempt.message, attempt.outcomes, attempt.gave_up)
