@@ -22,13 +22,25 @@ from mailcore.events.models import Event
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.models import PartnerMailbox
 from mailcore.webhooks.delivery import webhooks_deliver_due
-from portal.tests.test_payg_pages import a_partner
+from billing.services.partners import partner_approve
+from mailcore.partners.models import PartnerClient
+from mailcore.partners.services import hosting_partner_enable
 from testkit.clients import login_client
+from testkit.factories import make_domain
 
 pytestmark = pytest.mark.django_db
 
 THANKS = "/billing/thanks/"
 RETRY = "/billing/thanks/retry/"
+
+
+def a_partner(account, domain_name: str):
+    """An approved partner (on trial, billed in USD) with a verified domain belonging to a client."""
+    partner = partner_approve(partner=hosting_partner_enable(account=account, status="pending"))
+    domain = make_domain(account, domain_name)
+    domain.client = PartnerClient.objects.create(partner=partner, name=f"Client of {domain_name}")
+    domain.save(update_fields=["client"])
+    return partner
 
 
 def text(response) -> str:
