@@ -304,6 +304,7 @@ def draft_send(*, mailbox: Mailbox, composition: Composition, attachments: list[
         scheduled_at=scheduled_at,
         in_reply_to=composition.in_reply_to,
         references=composition.references,
+        written_in_webmail=True,
     )
     message = mail_send(account=mailbox.account, user=None, request=request)
     if draft_uid:

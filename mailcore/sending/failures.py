@@ -43,10 +43,12 @@ GAVE_UP = "retries exhausted"
 
 def send_failure_note(message: OutboundMessage) -> SendFailure | None:
     """Called with a message's final state, in its transaction: a row when someone was not reached
-    and the owner should hear of it (not sandbox sends, not bulk mail, whose bounces go to the
-    campaign's outcome reports, not connected mailboxes, whose own provider bounces)."""
+    by mail the owner wrote themselves, in the webmail or in their own mail app (submission).
+    Integrators' sends (REST, MCP) are reported by `email.failed` and their status; bulk mail by
+    the campaign's outcome reports; connected mailboxes are bounced by their own provider."""
     refused = message.payload.get("refused") or []
-    if not refused or message.sandbox or message.payload.get("verp") or not message.mailbox.is_managed:
+    own = message.payload.get("webmail") or "submitted" in message.payload
+    if not refused or not own or message.sandbox or message.payload.get("verp") or not message.mailbox.is_managed:
         return None
     failure, _ = SendFailure.objects.get_or_create(message=message, defaults={
         "mailbox": message.mailbox, "recipients": refused,

@@ -207,3 +207,21 @@ def test_a_partly_delivered_send_keeps_no_draft_but_bounces_for_the_one_refused(
     assert store_for(ann).list("Drafts").messages == []
     [bounce] = inbox_bounces(ann)
     assert "The others received it" in next(bounce.iter_parts()).get_content()
+
+
+@pytest.mark.django_db
+def test_an_integrators_send_is_reported_by_its_event_not_returned_to_the_mailbox(settings, plans, alice,
+                                                                                  refusing_relay):
+    from mailcore.events.models import Event
+    from mailcore.sending.inputs import SendRequest
+    from mailcore.sending.services import mail_send
+    from testkit.factories import make_mailbox
+    settings.MAIL_STORE = "embedded"
+    ann = make_mailbox(alice.account, "ann@example.test", password="mailbox-password-1")
+    store_for(ann).ensure_folders()
+    mail_send(account=alice.account, user=alice, request=SendRequest(
+        from_email=ann.address, to=["amy@remote.test"], subject="Receipt", body_text="Thanks."))
+    assert outbound_dispatch_due() == 1
+    assert Event.objects.filter(name="email.failed").count() == 1
+    assert not SendFailure.objects.exists()
+    assert inbox_bounces(ann) == [] and store_for(ann).list("Drafts").messages == []
