@@ -104,6 +104,10 @@ def test_a_declined_customer_is_told_the_truth_retries_and_pays_and_the_partner_
     waiting = client.get(f"{THANKS}?reference={first.reference}")
     assert "Confirming your payment" in text(waiting) and "is on" not in text(waiting)
     assert 'hx-trigger="every 2s"' in waiting.content.decode()
+    polled = client.get(f"{THANKS}?reference={first.reference}", headers={"HX-Request": "true",
+                                                                          "HX-Target": "payment-status"})
+    assert polled.content.decode().lstrip().startswith('<div id="payment-status"')
+    assert "Confirming your payment" in text(polled) and "<html" not in polled.content.decode()
 
     back = press(client, first.checkout_url, "failed", django_capture_on_commit_callbacks)
     assert back.split("?")[0].endswith(THANKS) and f"reference={first.reference}" in back
