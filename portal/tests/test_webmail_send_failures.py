@@ -225,3 +225,53 @@ def test_an_integrators_send_is_reported_by_its_event_not_returned_to_the_mailbo
     assert Event.objects.filter(name="email.failed").count() == 1
     assert not SendFailure.objects.exists()
     assert inbox_bounces(ann) == [] and store_for(ann).list("Drafts").messages == []
+
+
+@pytest.mark.django_db
+def test_a_full_mailbox_gets_the_notice_at_once_and_the_draft_and_bounce_once_there_is_room(
+        client, settings, plans, alice, refusing_relay):
+    from mailcore.accounts.models import Plan
+    from testkit.factories import make_mailbox
+    settings.MAIL_STORE = "embedded"
+    ann = make_mailbox(alice.account, "ann@example.test", password="mailbox-password-1")
+    store = store_for(ann)
+    store.ensure_folders()
+    signed_in = sign_in(client, ann)
+    signed_in.post(COMPOSE, form(to="amy@remote.test", subject="Tight", body="Room?"))
+    ann.plan = Plan.objects.create(code="tiny", name="Tiny", rank=9, sends_per_day=5, sends_per_hour=5,
+                                   storage_mb=1, attachment_max_mb=1)
+    ann.save()
+    big = store.append("INBOX", b"Subject: big\r\n\r\n" + b"x" * (1024 * 1024 - 100))
+
+    outbound_dispatch_due()
+
+    failure = SendFailure.objects.get()
+    assert failure.returned_at is None and failure.attempts == 1 and failure.claimed_until > timezone.now()
+    assert banner_of(signed_in.get(INBOX).content.decode()).startswith("Your message to amy@remote.test was not sent")
+    assert failed_sends_return() == 0  # not before its retry time
+    store.delete("INBOX", big)
+    with time_machine.travel(timezone.now() + timedelta(minutes=2), tick=False):
+        assert failed_sends_return() == 1
+    failure.refresh_from_db()
+    assert failure.returned_at is not None and failure.draft_uid
+    assert len(store.list("Drafts").messages) == 1 and len(inbox_bounces(ann)) == 1
+
+
+@pytest.mark.django_db
+def test_a_worker_killed_between_the_draft_and_the_bounce_repeats_only_the_bounce(client, settings, plans, alice,
+                                                                                  refusing_relay):
+    from testkit.factories import make_mailbox
+    settings.MAIL_STORE = "embedded"
+    ann = make_mailbox(alice.account, "ann@example.test", password="mailbox-password-1")
+    store = store_for(ann)
+    store.ensure_folders()
+    sign_in(client, ann).post(COMPOSE, form(to="amy@remote.test", subject="Once", body="Only once."))
+    outbound_dispatch_due()
+    # As a worker killed after the draft was kept (and marked), before the bounce: its claim lapses.
+    [bounce] = store.list("INBOX").messages
+    store.delete("INBOX", bounce.uid)
+    SendFailure.objects.update(bounced_at=None, returned_at=None, claimed_until=timezone.now() - timedelta(seconds=1))
+
+    assert failed_sends_return() == 1
+    assert len(store.list("Drafts").messages) == 1 and len(inbox_bounces(ann)) == 1
+    assert failed_sends_return() == 0
