@@ -5,9 +5,9 @@ the page says the mailbox is on. Screenshots at 1280 and 390 px under e2e/screen
 import pytest
 from playwright.sync_api import expect
 
+from billing.services.payg import retail_price_set
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import hosting_partner_enable
-from billing.services.payg import retail_price_set
 from testkit.factories import PASSWORD, UserFactory, make_domain
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,8 +71,7 @@ def test_a_declined_customer_sees_the_truth_tries_again_and_pays(plans, browser,
     customer_page.get_by_role("button", name="Pay").click()
     expect(customer_page.get_by_role("heading", name="Payment confirmed")).to_be_visible()
     expect(customer_page.get_by_text("Your mailbox ann@acme.test is on.")).to_be_visible()
-    screenshot_path = screenshot("payment-declined-retried")
-    customer_page.screenshot(path=str(screenshot_path), full_page=True)
+    customer_page.screenshot(path=str(screenshot("payment-declined-retried")), full_page=True)
     assert PartnerMailbox.objects.get().status == "active"
     assert errors == []
     customer.close()

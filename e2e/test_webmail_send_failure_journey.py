@@ -3,6 +3,8 @@ the page; the dispatch worker meets a real SMTP server on loopback that refuses 
 On the next page Ann sees the notice "Your message to ... was not sent: ...", opens her reply in
 Drafts with the reason beside it, finds the bounce from the Mail Delivery System in her Inbox, fixes
 the address and sends it again; the notice goes. Screenshots under e2e/screenshots/webmail-send-failure*.png."""
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -65,7 +67,7 @@ def test_a_refused_reply_comes_back_as_a_notice_a_draft_and_a_bounce(plans, page
         expect(page.get_by_role("heading", name="Draft", level=1)).to_be_visible()
         expect(page.locator("body")).to_contain_text(REFUSAL)
         expect(page.locator("textarea[name=body]")).to_have_value(
-            __import__("re").compile(r"^Yes, eight is good\. I'll book a table\."))
+            re.compile(r"^Yes, eight is good\. I'll book a table\."))
         screenshot("webmail-send-failure-draft")
 
         page.get_by_label("To", exact=True).fill("Amy <amy@work.test>")

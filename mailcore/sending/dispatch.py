@@ -27,7 +27,7 @@ from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.delivery import deliver_if_hosted
 from mailcore.outbound.feedback import SendOutcome, outcome_report, return_path_for
 from mailcore.outbound.models import OutboundMessage
-from mailcore.outbound.relay import Outcome, Relay
+from mailcore.outbound.relay import Outcome, Relay, reply_status
 from mailcore.sending.compose import Composed, compose
 from mailcore.sending.failures import failed_sends_return, send_failure_note
 from mailcore.store.base import StoreError
@@ -201,16 +201,6 @@ def _report_outcomes(message: OutboundMessage, outcomes: list[Outcome], gave_up:
     for recipient in gave_up:
         outcome_report(SendOutcome(message, "bounced", recipient=recipient, status="4.4.7", verified=True,
                                    detail=f"retries exhausted: {message.last_error}"))
-
-
-def reply_status(reply: str) -> str:
-    """The enhanced status code of an SMTP reply ("550 5.1.1 ..." -> "5.1.1"), else its class ("5.0.0")."""
-    code, _, rest = reply.partition(" ")
-    status = rest.split(" ", 1)[0]
-    parts = status.split(".")
-    if len(parts) == 3 and all(part.isdigit() for part in parts) and status[:1] == code[:1]:
-        return status
-    return f"{code[:1]}.0.0" if code[:1].isdigit() else "5.0.0"
 
 
 def _signing_domain(message: OutboundMessage) -> str:

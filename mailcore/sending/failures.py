@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
+from mailcore.outbound.relay import reply_status
 from mailcore.sending.compose import compose
 from mailcore.sending.drafts import attachment_file, composition_of, draft_save
 from mailcore.sending.models import SendFailure
@@ -155,7 +156,7 @@ def bounce_bytes(failure: SendFailure) -> bytes:
         block = Message()
         block["Final-Recipient"] = f"rfc822; {recipient['recipient']}"
         block["Action"] = "failed"
-        block["Status"] = _status_code(reply, message.last_error)
+        block["Status"] = _status_code(reply)
         block["Diagnostic-Code"] = f"smtp; {reply if reply != GAVE_UP else message.last_error or GAVE_UP}"
         blocks.append(block)
     status.set_payload(blocks)
@@ -170,9 +171,7 @@ def bounce_bytes(failure: SendFailure) -> bytes:
     return report.as_bytes(policy=email.policy.SMTP)
 
 
-def _status_code(reply: str, last_error: str) -> str:
-    from mailcore.sending.dispatch import reply_status  # dispatch imports this module
-
+def _status_code(reply: str) -> str:
     if reply == GAVE_UP:
         return "4.4.7"
     return reply_status(reply)
