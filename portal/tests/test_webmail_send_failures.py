@@ -104,6 +104,10 @@ def test_a_reply_the_relay_refuses_comes_back_as_a_notice_a_draft_and_a_bounce(c
     original_sent = returned.get_content()
     assert original_sent["Subject"] == "Re: Lunch" and original_sent["In-Reply-To"] == "<orig-1@remote.test>"
 
+    status_page = unescape(signed_in.get(f"/webmail/compose/sent/{sent_id}/").content.decode())
+    assert "Not sent" in status_page and f"amy@remote.test: {REFUSAL}" in status_page
+    assert f'href="/webmail/compose/drafts/{draft.uid}/"' in status_page
+
     # Fixed and sent again from the draft: the notice goes, the relay takes it, the draft is gone.
     fixed = signed_in.post(COMPOSE, form(to="amy@work.test", subject="Re: Lunch", body="Yes, noon works.",
                                          draft=str(draft.uid), in_reply_to="<orig-1@remote.test>"))
