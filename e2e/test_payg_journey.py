@@ -71,7 +71,8 @@ def test_a_customer_pays_for_a_pay_as_you_go_mailbox_and_signs_in(plans, imap_se
     customer_page.goto(checkout_url)
     expect(customer_page.get_by_text("$7.50").first).to_be_visible()
     customer_page.get_by_role("button", name="Pay").click()
-    expect(customer_page.get_by_role("heading", name="Thank you, your payment is being confirmed")).to_be_visible()
+    expect(customer_page.get_by_role("heading", name="Payment confirmed")).to_be_visible()
+    expect(customer_page.get_by_text("Your mailbox ann@acme.test is on.")).to_be_visible()
     customer.close()
 
     page.reload()

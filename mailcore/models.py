@@ -8,7 +8,7 @@ from mailcore.inbound.models import ThreadIndex
 from mailcore.mailboxes.models import Alias, ForwardingRule, Label, Mailbox
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
 from mailcore.store.models import StoredFolder, StoredMessage
-from mailcore.sending.models import MailTemplate
+from mailcore.sending.models import MailTemplate, SendFailure
 from mailcore.outbound.models import OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
@@ -47,6 +47,7 @@ __all__ = [
     "MailboxDailyUsage",
     "MailboxHourlySends",
     "MailTemplate",
+    "SendFailure",
     "OutboundMessage",
     "MailboxSlot",
     "PartnerClient",

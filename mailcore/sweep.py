@@ -52,6 +52,7 @@ JOBS = [
         wake="mailcore.sending.dispatch:outbound_next_due", woken_by=DISPATCH_DUE_MAIL, parts=SIDE_BY_SIDE),
     Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1, drains=True,
         woken_by=DELIVER_WEBHOOKS, parts=PARTITIONED),
+    Job("return-failed-sends", "mailcore.sending.failures:failed_sends_return", 30),
     Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1, drains=True),
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
     Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),

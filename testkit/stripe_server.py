@@ -116,6 +116,18 @@ class FakeStripe:
             session.update(status="complete", payment_status="paid")
             return self._emit("checkout.session.completed", session)
 
+    def checkout_async_fail(self, session_id: str) -> dict:
+        """A delayed payment method (a bank debit) the buyer chose fails after the session completed:
+        Stripe's session stays `complete` with `payment_status` `unpaid` and sends async_payment_failed."""
+        with self._lock:
+            session = self._get("checkout.session", session_id)
+            if session["status"] != "open":
+                raise StripeError(400, f"This Checkout Session is no longer active (status `{session['status']}`).",
+                                  code="checkout_session_inactive")
+            session.update(status="complete", payment_status="unpaid")
+            self._emit("checkout.session.completed", session)
+            return self._emit("checkout.session.async_payment_failed", session)
+
     def checkout_expire(self, session_id: str) -> dict:
         """Stripe expires an open session on its own (24 hours after it was opened)."""
         with self._lock:

@@ -2,7 +2,10 @@
 
 Every lookup is scoped to the account: another account's purchase or payment does not exist for it
 (DoesNotExist, which the portal answers with 404)."""
+from datetime import timedelta
+
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from billing.models import Payment, Purchase
 from mailcore.accounts.models import Account
@@ -22,6 +25,22 @@ def account_purchase_returned(*, account: Account, reference: str = "") -> Purch
     if not reference:
         return purchases.latest("created_at", "id")
     return purchases.filter(Q(reference=reference) | Q(provider_ref=reference)).latest("created_at", "id")
+
+
+def buyer_purchase_get(*, reference: str) -> Purchase:
+    """A pay-as-you-go mailbox's checkout, for the public page its customer returns to: found by our
+    reference or the provider's (Paystack appends its own), never any other kind of purchase."""
+    if not reference:
+        raise Purchase.DoesNotExist
+    return Purchase.objects.select_related("partner_mailbox__mailbox", "partner_mailbox__partner__account").filter(
+        Q(reference=reference) | Q(provider_ref=reference), kind=Purchase.Kind.MAILBOX).latest("created_at", "id")
+
+
+def account_payments_declined(*, account: Account, days: int = 14, limit: int = 5) -> list[Purchase]:
+    """Checkouts of the account declined at the provider lately (the billing page's notice), newest first."""
+    since = timezone.now() - timedelta(days=days)
+    return list(Purchase.objects.filter(account=account, status=Purchase.Status.FAILED, created_at__gte=since)
+                .select_related("partner_mailbox__mailbox")[:limit])
 
 
 def account_purchases_unsettled(*, account: Account, limit: int = 10) -> list[Purchase]:

@@ -22,6 +22,7 @@ from mailcore.accounts.models import Account, Plan
 from mailcore.events.services import emit
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import slots_grant
+from mailcore.timefmt import iso
 
 log = logging.getLogger(__name__)
 FREE = "free"
@@ -83,10 +84,9 @@ def _checkout_paid(event: ProviderEvent) -> None:
 
 def _checkout_ended(event: ProviderEvent) -> None:
     purchase = _purchase(event)
-    if purchase is not None and purchase.status == Purchase.Status.PENDING:
-        purchase.status = (Purchase.Status.FAILED if event.kind == EventKind.CHECKOUT_FAILED
-                           else Purchase.Status.EXPIRED)
-        purchase.save(update_fields=["status"])
+    if purchase is not None:
+        purchase_settle(purchase, CheckoutState(
+            status="failed" if event.kind == EventKind.CHECKOUT_FAILED else "expired"))
 
 
 def purchase_settle(purchase: Purchase, state: CheckoutState) -> bool:
@@ -95,6 +95,8 @@ def purchase_settle(purchase: Purchase, state: CheckoutState) -> bool:
     if state.status in ("failed", "expired") and purchase.status == Purchase.Status.PENDING:
         purchase.status = state.status
         purchase.save(update_fields=["status"])
+        if state.status == "failed":
+            _payment_failed(purchase)
         return False
     if state.status != "paid" or purchase.applied_at is not None:
         return False
@@ -113,6 +115,16 @@ def purchase_settle(purchase: Purchase, state: CheckoutState) -> bool:
                   "currency": purchase.currency, "description": purchase.description, "paid_at": now})
     EFFECTS[purchase.kind](purchase, state, payment)
     return True
+
+
+def _payment_failed(purchase: Purchase) -> None:
+    """Tell the buyer's account (a partner: its customer's checkout) that a payment was declined,
+    once: only the pending -> failed change calls this."""
+    data = {**_purchase_data(purchase), "kind": purchase.kind, "item": purchase.item,
+            "description": purchase.description, "failed_at": iso(timezone.now())}
+    if purchase.partner_mailbox_id is not None:
+        data.update(mailbox_id=purchase.partner_mailbox_id, email_address=purchase.partner_mailbox.mailbox.address)
+    emit(account=purchase.account, name="payment.failed", data=data)
 
 
 def purchase_sync(purchase: Purchase) -> bool:

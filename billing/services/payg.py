@@ -156,6 +156,22 @@ def payg_checkout_url(*, partner_mailbox: PartnerMailbox) -> str | None:
     return _mailbox_checkout(partner_mailbox, last.return_url if last else "").checkout_url
 
 
+def payg_last_declined(*, partner_mailbox: PartnerMailbox) -> Purchase | None:
+    """The mailbox's latest ended checkout, when the provider declined it (the partner's notice; a
+    new open checkout made for the retry does not hide it)."""
+    last = partner_mailbox.purchases.filter(kind=Purchase.Kind.MAILBOX).exclude(
+        status=Purchase.Status.PENDING).order_by("-created_at", "-id").first()
+    return last if last is not None and last.status == Purchase.Status.FAILED else None
+
+
+def payg_checkout_retry(*, purchase: Purchase) -> str | None:
+    """Where the customer whose checkout was declined or expired pays again: the mailbox's working
+    checkout (a fresh one once the last has ended), or None when it waits for no payment any more."""
+    if purchase.kind != Purchase.Kind.MAILBOX or purchase.partner_mailbox is None:
+        return None
+    return payg_checkout_url(partner_mailbox=purchase.partner_mailbox)
+
+
 def _expire_checkouts(partner_mailbox: PartnerMailbox) -> None:
     for purchase in partner_mailbox.purchases.filter(status=Purchase.Status.PENDING):
         Purchase.objects.filter(pk=purchase.pk).update(status=Purchase.Status.EXPIRED)

@@ -21,6 +21,7 @@ EVENTS = {
     "partner_domain.added": "partner claims a client domain",
     "partner_domain.verified": "a client domain passes DNS verification (first time only)",
     "partner_domain.verification_failed": "a client domain verification check fails",
+    "payment.failed": "a checkout's payment is declined or fails at the payment provider; nothing was charged",
     "partner_pool.purchased": "a mailbox-slot pool purchase completes",
     "partner_addon.purchased": "a domain-slot or storage add-on purchase completes",
     "partner_trial.expiring_soon": "partner's trial ends in about 7 days",

@@ -310,3 +310,13 @@ def outbox_write(envelope_from: str, recipients: list[str], raw: bytes) -> Path:
         os.fsync(handle.fileno())
     os.replace(temporary, path)
     return path
+
+
+def reply_status(reply: str) -> str:
+    """The enhanced status code of an SMTP reply ("550 5.1.1 ..." -> "5.1.1"), else its class ("5.0.0")."""
+    code, _, rest = reply.partition(" ")
+    status = rest.split(" ", 1)[0]
+    parts = status.split(".")
+    if len(parts) == 3 and all(part.isdigit() for part in parts) and status[:1] == code[:1]:
+        return status
+    return f"{code[:1]}.0.0" if code[:1].isdigit() else "5.0.0"

@@ -27,8 +27,9 @@ from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.delivery import deliver_if_hosted
 from mailcore.outbound.feedback import SendOutcome, outcome_report, return_path_for
 from mailcore.outbound.models import OutboundMessage
-from mailcore.outbound.relay import Outcome, Relay
+from mailcore.outbound.relay import Outcome, Relay, reply_status
 from mailcore.sending.compose import Composed, compose
+from mailcore.sending.failures import failed_sends_return, send_failure_note
 from mailcore.store.base import StoreError
 from mailcore.store.embedded import EmbeddedStore
 from mailcore.store.factory import store_for
@@ -101,6 +102,7 @@ def outbound_dispatch_due(*, limit: int = 50) -> int:
     if _record(attempts):
         _keep_sent_copies([a for a in attempts if a.message.status == OutboundMessage.Status.SENT
                            and not a.message.sandbox])
+    failed_sends_return()  # the owner hears at once; the return-failed-sends job retries what the store refused
     return len(claimed)
 
 
@@ -168,6 +170,7 @@ def _fail(message: OutboundMessage, reply: str) -> None:
         _set_final(message, refused=refused, accepted=message.payload.get("accepted", 0), now=timezone.now())
         _announce(message)
         message.save()
+        send_failure_note(message)
 
 
 def _retry_or_fail(message_id: int, reply: str) -> None:
@@ -198,16 +201,6 @@ def _report_outcomes(message: OutboundMessage, outcomes: list[Outcome], gave_up:
     for recipient in gave_up:
         outcome_report(SendOutcome(message, "bounced", recipient=recipient, status="4.4.7", verified=True,
                                    detail=f"retries exhausted: {message.last_error}"))
-
-
-def reply_status(reply: str) -> str:
-    """The enhanced status code of an SMTP reply ("550 5.1.1 ..." -> "5.1.1"), else its class ("5.0.0")."""
-    code, _, rest = reply.partition(" ")
-    status = rest.split(" ", 1)[0]
-    parts = status.split(".")
-    if len(parts) == 3 and all(part.isdigit() for part in parts) and status[:1] == code[:1]:
-        return status
-    return f"{code[:1]}.0.0" if code[:1].isdigit() else "5.0.0"
 
 
 def _signing_domain(message: OutboundMessage) -> str:
@@ -307,6 +300,9 @@ def _record(attempts: list[Attempt]) -> bool:
             _save_states([attempt.message for attempt in attempts])
             emit_many([raised for attempt in attempts if attempt.message.status != OutboundMessage.Status.QUEUED
                        for raised in _announcements(attempt.message)])
+            for attempt in attempts:
+                if attempt.message.status != OutboundMessage.Status.QUEUED:
+                    send_failure_note(attempt.message)
             for attempt in attempts:
                 if attempt.message.payload.get("verp"):
                     _report_outcomes(attempt.message, attempt.outcomes, attempt.gave_up)

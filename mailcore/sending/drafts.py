@@ -15,12 +15,14 @@ from email.utils import format_datetime
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sanitize import sanitize_mail_html
 from mailcore.sending.compose import header_problem, html_to_text, message_ids_problem, mime_type_problem
 from mailcore.sending.inputs import AttachmentRequest, SendRequest
+from mailcore.sending.models import SendFailure
 from mailcore.sending.services import mail_send, scheduled_cancel
 from mailcore.store.base import DEFAULT_FOLDERS, MessageNotFound, StoreError
 from mailcore.store.factory import store_for
@@ -257,6 +259,8 @@ def draft_save(*, mailbox: Mailbox, composition: Composition, attachments: list[
     uid = store_for(mailbox).append(drafts_folder(mailbox=mailbox), raw, flags=DRAFT_FLAGS)
     if replaces and replaces != uid:
         _forget(mailbox, replaces)
+        # a returned send being corrected: its notice follows the draft
+        SendFailure.objects.filter(mailbox=mailbox, draft_uid=replaces).update(draft_uid=uid)
     return OpenDraft(uid, composition, read(raw).attachments)
 
 
@@ -300,9 +304,12 @@ def draft_send(*, mailbox: Mailbox, composition: Composition, attachments: list[
         scheduled_at=scheduled_at,
         in_reply_to=composition.in_reply_to,
         references=composition.references,
+        written_in_webmail=True,
     )
     message = mail_send(account=mailbox.account, user=None, request=request)
     if draft_uid:
+        SendFailure.objects.filter(mailbox=mailbox, draft_uid=draft_uid, dismissed_at__isnull=True).update(
+            dismissed_at=timezone.now())  # a returned send sent again: its notice has done its work
         try:
             _forget(mailbox, draft_uid)
         except StoreError:  # the send stands; the draft stays behind for the owner to delete
@@ -315,7 +322,7 @@ def sent_message_get(*, mailbox: Mailbox, scheduled_id: int) -> OutboundMessage:
     return OutboundMessage.objects.get(mailbox=mailbox, pk=scheduled_id)
 
 
-def _composition_of(payload: dict) -> Composition:
+def composition_of(payload: dict) -> Composition:
     return Composition(to=", ".join(payload["to"]), cc=", ".join(payload.get("cc", [])),
                        bcc=", ".join(payload.get("bcc", [])), subject=payload.get("subject", ""),
                        body_text=payload.get("body_text", ""), body_html=payload.get("body_html", ""),
@@ -328,7 +335,7 @@ def send_undo(*, mailbox: Mailbox, scheduled_id: int) -> Undone:
     with transaction.atomic():
         message = sent_message_get(mailbox=mailbox, scheduled_id=scheduled_id)
         scheduled_cancel(account=mailbox.account, scheduled_id=message.pk)
-    composition = _composition_of(message.payload)
+    composition = composition_of(message.payload)
     files = [attachment_file(a["filename"], a["content_type"], base64.b64decode(a["content_base64"]))
              for a in message.payload.get("attachments", [])]
     try:

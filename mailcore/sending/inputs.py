@@ -6,7 +6,7 @@ from datetime import datetime
 
 
 # Fields only our own code sets (invitations, campaigns): never read from an interface's input.
-INTERNAL_FIELDS = frozenset({"calendar", "headers", "verp"})
+INTERNAL_FIELDS = frozenset({"calendar", "headers", "verp", "written_in_webmail"})
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,9 @@ class SendRequest:
     # signed return path (VERP) as the envelope sender. Campaigns set them; no interface's input takes them.
     headers: tuple[tuple[str, str], ...] = ()
     verp: bool = False
+    # Written by the owner in the webmail (drafts.draft_send): a failure comes back to them as a
+    # notice, a draft and a bounce (mailcore.sending.failures). No interface's input takes it.
+    written_in_webmail: bool = False
 
     @classmethod
     def from_data(cls, data: Mapping) -> "SendRequest":

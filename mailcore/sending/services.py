@@ -220,6 +220,8 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
         payload["headers"] = headers
     if request.verp:
         payload["verp"] = True
+    if request.written_in_webmail:
+        payload["webmail"] = True
     reserve = not sandbox and mailbox.is_managed
     # A send that reserves no quota is one INSERT, atomic on its own; with quota, the row goes in
     # first so that the quota rows stay locked only from their UPDATEs to the commit.

@@ -35,6 +35,7 @@ def test_an_unknown_event_name_is_refused(alice):
     assert Event.objects.count() == 0
 
 
-def test_the_catalog_holds_the_27_events_of_the_spec():
-    assert len(EVENTS) == 27
-    assert {"email.received", "partner_mailbox.payment_abandoned", "domain.verification_failed"} <= set(EVENTS)
+def test_the_catalog_holds_the_27_events_of_the_spec_and_payment_failed():
+    assert len(EVENTS) == 28
+    assert {"email.received", "partner_mailbox.payment_abandoned", "domain.verification_failed",
+            "payment.failed"} <= set(EVENTS)

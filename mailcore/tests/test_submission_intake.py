@@ -147,3 +147,28 @@ def test_added_fields_go_below_the_trace_postfix_prepended(intake, ann, relay):
     content = relay.messages[0].content
     assert content.index(b"Received: from laptop") < content.index(b"Date: ") < content.index(b"From: ")
     assert content.index(b"Received: from laptop") < content.index(b"Message-ID: ")
+
+
+def test_a_send_the_relay_refuses_comes_back_to_the_inbox_as_a_bounce_with_the_original(intake, ann, settings):
+    from email import message_from_bytes, policy
+
+    from testkit.smtp_sink import smtp_sink
+
+    refusal = "550 5.1.1 <gone@elsewhere.test>: User unknown"
+    with smtp_sink(refuse={"gone@elsewhere.test": refusal}) as (port, sink):
+        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
+        submit(intake, "ann@example.test", client_message("Ann <ann@example.test>", "Quote",
+                                                          headers="Message-ID: <q-1@laptop.test>\r\n"),
+               to=("gone@elsewhere.test",))
+        assert outbound_dispatch_due() == 1
+    assert sink.messages == []
+    store = store_for(ann)
+    [summary] = store.list("INBOX").messages
+    bounce = message_from_bytes(store.fetch("INBOX", summary.uid).raw, policy=policy.default)
+    assert bounce["From"].addresses[0].addr_spec == f"MAILER-DAEMON@{settings.MAIL_HOST}"
+    assert bounce["In-Reply-To"] == "<q-1@laptop.test>"
+    human, status, returned = bounce.iter_parts()
+    assert refusal in human.get_content() and "Drafts" not in human.get_content()  # the mail app keeps its own copy
+    assert "Status: 5.1.1" in status.as_string()
+    assert returned.get_content()["Message-ID"] == "<q-1@laptop.test>"
+    assert store.list("Drafts").messages == []

@@ -7,4 +7,5 @@ from portal.checkout import views
 urlpatterns = [
     path("billing/checkout/<str:token>/", views.local_checkout, name="local-checkout"),
     path("billing/thanks/", views.payment_thanks, name="checkout-thanks"),
+    path("billing/thanks/retry/", views.payment_retry, name="checkout-retry"),
 ]

@@ -8,13 +8,18 @@ import hashlib
 from django.conf import settings
 from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from billing.models import LocalCheckout
+from billing.models import LocalCheckout, Purchase
 from billing.money import Money
+from billing.providers.base import ProviderRefused, ProviderUnavailable
 from billing.providers.local import LocalProvider
+from billing.selectors.history import buyer_purchase_get
 from billing.selectors.local import local_checkout_get
-from portal.checkout.redirects import allow_form_redirects, http_url, with_query
+from billing.services.events import purchase_sync
+from billing.services.payg import payg_checkout_retry
+from portal.checkout.redirects import allow_form_redirects, http_url, provider_checkout_origins, with_query
 from portal.partner.access import found_or_404
 
 TEMPLATE = "checkout/checkout.html"
@@ -59,8 +64,59 @@ def local_checkout(request, token: str):
     return allow_form_redirects(response, [back])
 
 
+PAYMENT_STATES = {Purchase.Status.PAID: "confirmed", Purchase.Status.PENDING: "pending",
+                  Purchase.Status.FAILED: "declined", Purchase.Status.EXPIRED: "expired",
+                  Purchase.Status.REFUNDED: "refunded"}
+
+
+def _reference(request) -> str:
+    """Ours (?reference=, what every provider's return carries) or Paystack's (?trxref=)."""
+    return (request.GET.get("reference") or request.POST.get("reference") or request.GET.get("trxref") or "")[:128]
+
+
 @require_http_methods(["GET"])
 def payment_thanks(request):
-    """Where a pay-as-you-go customer lands after paying (the return URL of mailboxes made in the
-    portal): it only thanks them; the mailbox turns on when the provider's event arrives."""
-    return render(request, "checkout/thanks.html")
+    """Where a pay-as-you-go customer lands after the provider's page (the return URL of mailboxes
+    made in the portal; public, the reference is the access). It says what the provider says, asked
+    now, never what the browser's return claims: confirmed, still pending (htmx asks again every
+    2 s), declined or expired (with Try again), or closed."""
+    try:
+        bought = buyer_purchase_get(reference=_reference(request))
+    except Purchase.DoesNotExist:
+        bought = None
+    provider_silent = False
+    if bought is not None and bought.status == Purchase.Status.PENDING:
+        try:
+            purchase_sync(bought)
+        except (ProviderUnavailable, ProviderRefused):
+            provider_silent = True
+        bought.refresh_from_db()
+    partner_mailbox = bought.partner_mailbox if bought is not None else None
+    state = PAYMENT_STATES.get(bought.status, "unknown") if bought is not None else "unknown"
+    if state in ("declined", "expired") and (partner_mailbox is None or partner_mailbox.status != "pending_payment"):
+        state = "closed"  # deleted meanwhile, or paid through a later checkout: nothing to retry here
+    context = {"purchase": bought, "state": state, "provider_silent": provider_silent,
+               "address": partner_mailbox.mailbox.address if partner_mailbox is not None else "",
+               "seller": partner_mailbox.partner.account.name if partner_mailbox is not None else "",
+               "amount": Money(int(bought.amount_minor), bought.currency) if bought is not None else None}
+    if request.htmx and request.htmx.target == "payment-status":
+        return render(request, "checkout/thanks.html#payment-status", context)
+    return allow_form_redirects(render(request, "checkout/thanks.html", context), provider_checkout_origins())
+
+
+@require_http_methods(["POST"])
+def payment_retry(request):
+    """Try again after a declined or expired checkout: the mailbox's working checkout (a new one at
+    the provider when the last has ended), for a mailbox still waiting for its first payment."""
+    reference = _reference(request)
+    try:
+        bought = buyer_purchase_get(reference=reference)
+    except Purchase.DoesNotExist:
+        raise Http404("No such payment.") from None
+    try:
+        url = payg_checkout_retry(purchase=bought)
+    except (ProviderUnavailable, ProviderRefused):
+        url = None
+    if not url:
+        return HttpResponseRedirect(with_query(reverse("checkout-thanks"), reference=bought.reference))
+    return HttpResponseRedirect(url)

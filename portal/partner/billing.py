@@ -26,6 +26,7 @@ from billing.providers.base import ProviderRefused, ProviderUnavailable
 from billing.selectors.history import (
     account_payment_get,
     account_payments,
+    account_payments_declined,
     account_purchase_get,
     account_purchase_returned,
     account_purchases_unsettled,
@@ -201,8 +202,12 @@ def _billing_context(request, **extra) -> dict:
     payments = Paginator(account_payments(account=account), PAGE_SIZE).get_page(request.GET.get("page"))
     payments.object_list = list(payments.object_list)
     unsettled = account_purchases_unsettled(account=account)
-    for row in [*payments.object_list, *unsettled]:
+    declined = account_payments_declined(account=account)
+    for row in [*payments.object_list, *unsettled, *declined]:
         row.amount = _money(row.amount_minor, row.currency)
+    for row in declined:
+        row.retry_url = (reverse("portal:mailbox", kwargs={"mailbox_id": row.partner_mailbox_id})
+                         if row.partner_mailbox_id else reverse(TRY_AGAIN.get(row.kind, "portal:billing")))
     return {
         "subscription": subscription,
         "subscription_amount": _money(subscription.amount_minor, subscription.currency) if subscription else None,
@@ -210,6 +215,7 @@ def _billing_context(request, **extra) -> dict:
         "plans": _plan_rows(account, subscription, currency),
         "payments": payments,
         "unsettled": unsettled,
+        "declined": declined,
         "partner": partner,
         "pool_buyer": partner is not None and (partner.is_operational
                                                or partner.status == HostingPartner.Status.EXPIRED),

@@ -38,6 +38,7 @@ from billing.services.payg import (
     open_checkout,
     payg_cancel,
     payg_checkout_url,
+    payg_last_declined,
     payg_subscription,
     payg_upgrade,
     retail_prices,
@@ -162,6 +163,7 @@ def _payg_context(partner_mailbox: PartnerMailbox, forms: dict) -> dict:
         "email_sent_to": forms.get("email_sent_to"),
     }
     if partner_mailbox.status == PartnerMailbox.Status.PENDING_PAYMENT:
+        context["declined"] = payg_last_declined(partner_mailbox=partner_mailbox)
         context["checkout_url"], context["checkout_checked"] = _checkout_link(partner_mailbox)
     return context
 

@@ -35,6 +35,7 @@ from mailcore.mailboxes.aliases import alias_create
 from mailcore.mailboxes.forwarding import forwarding_rule_create
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.services import client_create, hosting_partner_enable, slots_grant
+from mailcore.sending.models import SendFailure
 from mailcore.sending.services import SendRequest, mail_send
 from mailcore.store.factory import store_for
 from mailcore.webhooks.services import endpoint_create
@@ -160,6 +161,7 @@ ROUTES = {
     "webmail/compose/drafts/<int:uid>/": "webmail",
     "webmail/compose/sent/<int:scheduled_id>/": "webmail",
     "webmail/compose/sent/<int:scheduled_id>/undo/": "webmail",
+    "webmail/compose/failures/<int:failure_id>/dismiss/": "webmail",
     "webmail/settings/forwarding/<int:rule_id>/enabled/": "webmail",
     "webmail/settings/forwarding/<int:rule_id>/delete/": "webmail",
     "webmail/settings/filters/<int:filter_id>/": "webmail",
@@ -264,6 +266,8 @@ class World:
         scheduled = mail_send(account=alice.account, user=alice, request=SendRequest(
             from_email=mailbox.address, to=["reader@elsewhere.test"], subject="Later", body_text="later",
             scheduled_at=datetime.now(UTC) + timedelta(days=3)))
+        failure = SendFailure.objects.create(message=scheduled, mailbox=mailbox, draft_uid=draft, recipients=[
+            {"recipient": "reader@elsewhere.test", "reply": "550 5.1.1 No such user"}])
         book = client_address_book(client=client)
         group = group_create(book=book, name="Bakers")
         hosted_contact = contact_create(book=book, name="Bea", email="bea@shop.test", groups=["Bakers"])
@@ -310,7 +314,7 @@ class World:
                               "payment_id": Payment.objects.get(purchase=purchase).pk, "key_id": key.pk}
         self.webmail_values = {"name": "Secret", "uid": uid, "index": 2, "scheduled_id": scheduled.pk,
                                "rule_id": rule.pk, "filter_id": mail_filter.pk, "group_id": personal_group.pk,
-                               "contact_id": personal.pk, "event_id": personal_event.pk}
+                               "contact_id": personal.pk, "event_id": personal_event.pk, "failure_id": failure.pk}
         self.payg_values = {**self.hosting_values, "mailbox_id": payg.pk}
         self.drafts_uid = draft
         self.dav_paths = [f"principals/{mailbox.address}/", f"addressbooks/{mailbox.address}/",

@@ -177,7 +177,7 @@ def test_plain_text_sent_without_javascript_is_queued_then_delivered_with_its_he
                                "bcc": ["dave@remote.test"], "reply_to": "", "subject": "Plans", "body_html": "",
                                "body_text": "Hi Bob,\nsee you at 8.\n", "attachments": [],
                                "pending": ["bob@remote.test", "jo@remote.test", "carol@remote.test",
-                                           "dave@remote.test"]}
+                                           "dave@remote.test"], "webmail": True}
     assert outbound_dispatch_due() == 1
     [received] = relay.messages
     assert sorted(received.rcpt_tos) == ["bob@remote.test", "carol@remote.test", "dave@remote.test", "jo@remote.test"]

@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from mailcore.errors import DomainError
@@ -33,6 +34,7 @@ from mailcore.sending.drafts import (
     send_undo,
     sent_message_get,
 )
+from mailcore.sending.failures import failure_summary, send_failure_dismiss, send_failure_for_draft
 from mailcore.sending.recipients import recipient_suggestions
 from mailcore.sending.replies import FORWARD, REPLY, REPLY_ALL, reply_start
 from mailcore.sending.services import MAX_UNSEND_WINDOW, MailboxLocked
@@ -299,7 +301,9 @@ def draft(request, mailbox, uid: int):
     form = ComposeForm(initial=_initial(found.composition, request, draft=uid, keep=indexes))
     state = {"draft_uid": uid, "attachments": found.attachments, "kept": set(indexes), "forward_attachments": [],
              "forward_kept": set()}
-    return _page(request, mailbox, form, state=state, rich=found.composition.rich, heading="Draft")
+    failure = send_failure_for_draft(mailbox=mailbox, draft_uid=uid)
+    problem = (f"{failure_summary(failure)}. Correct it below and send it again." if failure is not None else "")
+    return _page(request, mailbox, form, state=state, rich=found.composition.rich, heading="Draft", problem=problem)
 
 
 def _uploads(form: ComposeForm) -> list:
@@ -410,6 +414,7 @@ def sent(request, mailbox, scheduled_id: int):
         raise Http404("No such message.") from None
     Status = OutboundMessage.Status
     held = message.status == Status.SCHEDULED
+    failure = getattr(message, "failure", None) if message.status in (Status.SENT, Status.FAILED) else None
     remaining = max(0, int((message.due_at - timezone.now()).total_seconds())) if held else 0
     return render(request, "webmail/compose_sent.html", {
         "mailbox": mailbox, "message": message, "payload": message.payload, "held": held,
@@ -417,7 +422,18 @@ def sent(request, mailbox, scheduled_id: int):
         "recipients": len(message.payload.get("to", [])) + len(message.payload.get("cc", []))
         + len(message.payload.get("bcc", [])),
         "Status": Status,
+        "failure": failure,
     })
+
+
+@require_POST
+@owner_required
+def failure_dismiss(request, mailbox, failure_id: int):
+    """Close the notice of a failed send (its draft and its bounce stay)."""
+    if not send_failure_dismiss(mailbox=mailbox, failure_id=failure_id):
+        raise Http404("No such notice.")
+    return redirect(request.POST.get("next") if url_has_allowed_host_and_scheme(
+        request.POST.get("next"), allowed_hosts={request.get_host()}) else "webmail:inbox")
 
 
 @require_POST

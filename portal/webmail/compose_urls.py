@@ -12,5 +12,6 @@ urlpatterns = [
     path("autosave/", compose.autosave, name="compose_autosave"),
     path("sent/<int:scheduled_id>/", compose.sent, name="compose_sent"),
     path("sent/<int:scheduled_id>/undo/", compose.undo, name="compose_undo"),
+    path("failures/<int:failure_id>/dismiss/", compose.failure_dismiss, name="compose_failure_dismiss"),
     path("suggest/", compose.suggest, name="compose_suggest"),
 ]

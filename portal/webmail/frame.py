@@ -5,6 +5,7 @@ from functools import cached_property
 from mailcore.errors import DomainError
 from mailcore.inbox.services import inbox_folders, inbox_folders_started
 from mailcore.mailboxes.selectors import labels_for_mailbox
+from mailcore.sending.failures import failure_summary, send_failures_open
 from mailcore.store.base import Folder
 from portal.webmail.access import webmail_session
 
@@ -32,6 +33,13 @@ class WebmailFrame:
     @cached_property
     def labels(self) -> list:
         return list(labels_for_mailbox(mailbox=self.mailbox))
+
+    @cached_property
+    def send_failures(self) -> list[dict]:
+        """Sends that failed after their page was left, until the owner resends or dismisses them."""
+        return [{"id": failure.pk, "summary": failure_summary(failure), "draft_uid": failure.draft_uid,
+                 "scheduled_id": failure.message_id, "delivered_to_none": failure.delivered_to_none}
+                for failure in send_failures_open(mailbox=self.mailbox)]
 
     @cached_property
     def folder_names(self) -> set[str]:
