@@ -32,7 +32,9 @@ class Command(BaseCommand):
         return {"web": web, "worker": worker, "mail": mail}
 
     def handle(self, *args, host: str, port: int, **options):
-        children = {name: subprocess.Popen(cmd) for name, cmd in self._processes(host, port).items()}
+        # Each process reads its settings afresh: the public address (PUBLIC_BASE_URL, unless set) follows these.
+        environment = {**os.environ, "HOST": host, "PORT": str(port)}
+        children = {name: subprocess.Popen(cmd, env=environment) for name, cmd in self._processes(host, port).items()}
         url = f"http://{'127.0.0.1' if host in {'0.0.0.0', '::'} else host}:{port}/"
         self.stdout.write(
             "\n"
