@@ -171,13 +171,6 @@ def test_on_the_domain_itself_nothing_else_answers_and_unhosted_domains_are_unkn
         assert Client(HTTP_HOST=host).get("/.well-known/mail-v1.xml").status_code == 400, host
 
 
-def test_a_hosted_domain_itself_may_get_a_certificate_for_its_well_known_paths(client, ann, alice):
-    domain_create(account=alice.account, name="pending.test")
-    assert client.get("/internal/tls/allowed", {"domain": "customer.test"}).status_code == 200
-    for name in ("pending.test", "unknown.test", "www.customer.test"):
-        assert client.get("/internal/tls/allowed", {"domain": name}).status_code == 404, name
-
-
 def test_a_partners_brand_name_is_the_display_name(client, alice):
     partner = hosting_partner_enable(account=alice.account, status=HostingPartner.Status.ACTIVE)
     brand_update(partner=partner, brand_name="Acme <Mail> & Co")
