@@ -25,7 +25,9 @@ $(VENV)/.installed-test: requirements.txt requirements-test.txt | $(VENV)/bin/py
 
 setup: $(VENV)/.installed-run
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
+	@if [ "$$DJANGO_ENV" = production ]; then \
+		echo "DJANGO_ENV=production: no demo data (create the first operator with manage.py createsuperuser)"; \
+	else $(PY) manage.py seed_demo; fi
 
 # The MCP SDK's previous major for api/tests/test_mcp_sdk.py: both majors are the distribution `mcp`.
 $(MCP1)/.installed: api/tests/mcp_clients/requirements-sdk1.txt | $(VENV)/bin/python

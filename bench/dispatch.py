@@ -30,7 +30,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from support import (PYTHON, ROOT, BenchFailed, add_rows_argument, create_database, database_url, load_average,
-                     log, manage, release_database, row, rows_report)
+                     log, manage, release_database, row, rows_report, seed_demo)
 
 BENCH_DB = "mailwell_dispatch_bench"
 REDIS_URL = "redis://127.0.0.1:6379/5"
@@ -116,6 +116,7 @@ def product_env(data_dir: Path, sink_port: int) -> dict[str, str]:
     env.update(
         DJANGO_SETTINGS_MODULE="portal.settings", DJANGO_ENV="production", SECRET_KEY=secrets.token_urlsafe(64),
         ALLOWED_HOSTS="127.0.0.1,localhost", FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
+        PUBLIC_BASE_URL="http://127.0.0.1",
         SECURE_SSL_REDIRECT="false", DATA_DIR=str(data_dir), DATABASE_URL=database_url(BENCH_DB),
         MAIL_STORE="embedded", SMTP_URL=f"smtp://127.0.0.1:{sink_port}", LOG_LEVEL="WARNING",
         PAYMENT_PROVIDER="stripe", STRIPE_API_KEY="sk_test_bench", STRIPE_WEBHOOK_SECRET="whsec_bench",
@@ -459,7 +460,7 @@ def main() -> int:
         create_database(BENCH_DB)
         database_created = True
         manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo", "--json")
+        seed_demo(env)
         os.environ.update(env)
         for name in STRIP_ENV:
             if name not in env:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from support import (PYTHON, ROOT, BenchFailed, add_rows_argument, create_database, database_url, git_commit,
                      load_average, log, machine, manage, release_database, row, rows_report, utc_timestamp,
-                     production_env, write_results)
+                     production_env, seed_demo, write_results)
 
 BENCH_DB = "mailwell_bench"
 DATABASE_URL = database_url(BENCH_DB)
@@ -375,7 +375,7 @@ def main() -> int:
         create_database(BENCH_DB)
         database_created = True
         manage(env, "migrate", "--noinput")
-        seeded = json.loads(manage(env, "seed_demo", "--json").strip().splitlines()[-1])
+        seeded = json.loads(seed_demo(env).strip().splitlines()[-1])
         api_key = seeded["accounts"]["premium"]["api_key"]
 
         server = Gunicorn(env, args.workers, args.threads, temp / "gunicorn.log", args.worker_class)

@@ -64,6 +64,12 @@ def manage(env: dict, *args: str) -> str:
     return done.stdout
 
 
+def seed_demo(env: dict) -> str:
+    """`seed_demo --json` into the bench's throwaway database: production refuses demo data, so this one
+    command runs as development would, on the same database."""
+    return manage({**env, "DJANGO_ENV": "development", "DEBUG": "false"}, "seed_demo", "--json")
+
+
 # --- results ------------------------------------------------------------------------------------
 
 
@@ -174,6 +180,7 @@ def production_env(data_dir: Path, database_url: str, strip: list[str], **settin
     env.update(
         DJANGO_SETTINGS_MODULE="portal.settings", DJANGO_ENV="production", SECRET_KEY=secrets.token_urlsafe(64),
         ALLOWED_HOSTS="127.0.0.1,localhost", FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
+        PUBLIC_BASE_URL="http://127.0.0.1",
         SECURE_SSL_REDIRECT="false", DATA_DIR=str(data_dir), DATABASE_URL=database_url, LOG_LEVEL="WARNING",
         PAYMENT_PROVIDER="stripe", STRIPE_API_KEY="sk_test_bench", STRIPE_WEBHOOK_SECRET="whsec_bench",
         **settings,

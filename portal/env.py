@@ -38,3 +38,13 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     if raw is None:
         return list(default or [])
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def local_base_url(host: str, port: int) -> str:
+    """The address a browser on this machine reaches a server bound to host:port at."""
+    host = host.strip().strip("[]")
+    if host in {"", "0.0.0.0"}:
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"

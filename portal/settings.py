@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from portal.env import env_bool, env_int, env_list, env_str
+from portal.env import env_bool, env_int, env_list, env_str, local_base_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -402,8 +402,17 @@ if not all(re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,62}", prefix)
            for prefix in [DOMAIN_VERIFY_PREFIX, *DOMAIN_VERIFY_LEGACY_PREFIXES]):
     raise ImproperlyConfigured("DOMAIN_VERIFY_PREFIX and its legacy prefixes are lower-case letters, digits, - and _")
 
-# The address people and mail clients reach this service at (tracking pixels and links).
-PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+# The address people and mail clients reach this service at: checkout links, system mails, forwarding
+# confirmations, tracking and unsubscribe links. Development follows where `make run` serves (HOST and
+# PORT) unless it is set; production has nothing to guess from and refuses to start without it.
+PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL").strip().rstrip("/")
+if not PUBLIC_BASE_URL:
+    if PRODUCTION:
+        raise ImproperlyConfigured("DJANGO_ENV=production needs PUBLIC_BASE_URL: where people reach this service, "
+                                   "e.g. https://mail.example.com")
+    PUBLIC_BASE_URL = local_base_url(env_str("HOST", "127.0.0.1"), env_int("PORT", 8000))
+elif not re.fullmatch(r"https?://[^/?#\s]+", PUBLIC_BASE_URL):
+    raise ImproperlyConfigured(f"PUBLIC_BASE_URL must be a scheme and host without a path, got {PUBLIC_BASE_URL!r}")
 # Optional GeoIP2 country database (a .mmdb file) for email.opened's location_country.
 GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")
 

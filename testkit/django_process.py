@@ -9,12 +9,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GOOD_KEY = "x" * 20 + "production-secret-key-for-this-test-only-0123456789"
 PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "mail.example.com",
+              "PUBLIC_BASE_URL": "https://mail.example.com",
               "FIELD_ENCRYPTION_KEY": "bXVzdC1iZS0zMi11cmwtc2FmZS1iYXNlNjQtYnl0ZXM=",
               "PAYMENT_PROVIDER": "usd=stripe,ngn=paystack", "STRIPE_API_KEY": "sk_live_x",
               "STRIPE_WEBHOOK_SECRET": "whsec_x", "PAYSTACK_SECRET_KEY": "sk_live_y"}
 # Settings the test run's environment may carry that would change what the process under test does
 # (pytest-playwright sets DJANGO_ALLOW_ASYNC_UNSAFE, which `check --deploy` reports).
-NOT_INHERITED = {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+NOT_INHERITED = {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV", "DJANGO_ALLOW_ASYNC_UNSAFE", "PUBLIC_BASE_URL", "HOST",
+                 "PORT"}
 
 
 def django_process(arguments: list[str], environment: dict, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -167,6 +167,33 @@ def test_a_name_claimed_by_any_account_is_409(hosting, partner, other):
     assert Domain.objects.count() == 1
 
 
+def test_an_unverified_claim_lapses_after_a_week_and_another_partner_takes_the_name(hosting, partner, other,
+                                                                                     dns_zone):
+    """A claim nobody verifies holds the name for 7 days: the background checks then stop, and another
+    partner's claim takes the name (the lapsed claim is gone from its first owner's list)."""
+    squatter = add_domain(other, "bakery.test")
+    with time_machine.travel(timezone.now() + timedelta(days=6, hours=23)):
+        assert hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json").status_code == 409
+    with time_machine.travel(timezone.now() + timedelta(days=7, minutes=1)):
+        domains_recheck_due()
+        assert Domain.objects.get(pk=squatter["id"]).next_check_at is None  # checks stopped
+        assert domains_recheck_due() == 0
+        taken = hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json")
+        assert taken.status_code == 201, taken.content
+        assert [d["domain_name"] for d in other.get("/v1/hosting/domains").json()] == []
+        publish(dns_zone, "bakery.test")
+        verified = hosting.post(f"/v1/hosting/domains/{taken.json()['id']}/verify").json()
+        assert verified["is_verified"] is True
+
+
+def test_a_verified_domain_never_lapses(hosting, partner, other, dns_zone):
+    domain = add_domain(other, "kept.test")
+    publish(dns_zone, "kept.test")
+    assert other.post(f"/v1/hosting/domains/{domain['id']}/verify").json()["is_verified"] is True
+    with time_machine.travel(timezone.now() + timedelta(days=30)):
+        assert hosting.post("/v1/hosting/domains", {"domain_name": "kept.test"}, format="json").status_code == 409
+
+
 def test_the_domain_limit_is_two_then_add_ons_raise_it(hosting, partner):
     add_domain(hosting, "one.test")
     add_domain(hosting, "two.test")

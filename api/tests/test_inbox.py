@@ -77,6 +77,34 @@ def test_a_message_has_headers_bodies_and_attachments(alice_api, store):
     assert alice_api.get(f"/inbox/{uid}", {"email": ADDRESS}).json()["seen"] is False  # reading does not mark seen
 
 
+def test_an_attachment_named_outside_latin_1_downloads_under_its_name_and_cannot_run(alice_api, store, client,
+                                                                                      mailbox):
+    """RFC 6266 filename* (not one RFC 2047 word for the whole header) and the webmail's download policy,
+    the same headers in both: a browser saves отчёт.html under that name and never runs it in our origin."""
+    from urllib.parse import unquote
+
+    from mailcore.mailboxes.services import mailbox_set_password
+
+    uid = store.append("INBOX", make_message("Report", attachments=[
+        ("отчёт.html", "text/html", b"<script>alert(document.cookie)</script>")]))
+    [attachment] = alice_api.get(f"/inbox/{uid}", {"email": ADDRESS}).json()["attachments"]
+    rest = alice_api.get(f"/inbox/{uid}/attachments/{attachment['index']}", {"email": ADDRESS})
+    mailbox_set_password(mailbox=mailbox, password="mailbox password 1")
+    client.post("/webmail/", {"address": ADDRESS, "password": "mailbox password 1"})
+    webmail = client.get(f"/webmail/folders/INBOX/messages/{uid}/attachments/{attachment['index']}/")
+    for download in (rest, webmail):
+        assert download.status_code == 200
+        disposition = download["Content-Disposition"]
+        assert "=?" not in disposition
+        kind, fallback, extended = [part.strip() for part in disposition.split(";")]
+        assert (kind, fallback) == ("attachment", 'filename="attachment.html"')
+        assert extended.startswith("filename*=UTF-8''") and unquote(extended.split("''", 1)[1]) == "отчёт.html"
+        assert download["Content-Type"] == "application/octet-stream"
+        assert download["Content-Security-Policy"] == "default-src 'none'; frame-ancestors 'none'; sandbox"
+        assert download["X-Content-Type-Options"] == "nosniff"
+    assert rest["Content-Disposition"] == webmail["Content-Disposition"]
+
+
 def test_hostile_html_is_sanitized(alice_api, store):
     hostile = (
         '<div onclick="steal()">Hi<script>alert(document.cookie)</script>'

@@ -59,9 +59,9 @@ def check_tool_results(served: Served, results: list[dict]) -> None:
     """`results`: one {is_error, structured, text} per CALLS entry, whichever client made them."""
     mailboxes, recent, search, sent, unknown = results
     assert [m["email"] for m in mailboxes["structured"]["mailboxes"]] == [ADDRESS]
-    assert [m["subject"] for m in recent["structured"]["messages"]] == ["Invoice May", "Lunch on Friday"]
+    assert [m["untrusted"]["subject"] for m in recent["structured"]["messages"]] == ["Invoice May", "Lunch on Friday"]
     assert recent["structured"]["total"] == 3
-    assert [m["subject"] for m in search["structured"]["messages"]] == ["Invoice May", "Invoice April"]
+    assert [m["untrusted"]["subject"] for m in search["structured"]["messages"]] == ["Invoice May", "Invoice April"]
     assert sent["structured"]["status"] == "sent"
     assert OutboundMessage.objects.get(message_id=sent["structured"]["message_id"]).sandbox is True
     assert unknown["is_error"] is True

@@ -9,6 +9,7 @@ from api.inputs import StrictInput
 from api.pagination import page_query
 from api.serializers import MessageSummaryOutput, WithFrom
 from api.permissions import request_account
+from mailcore.inbox.downloads import download_headers
 from mailcore.inbox.services import (
     inbox_attachment,
     inbox_folders,
@@ -226,11 +227,7 @@ class InboxAttachmentApi(APIView):
         query = _query(MailboxQuery, request)
         attachment, payload = inbox_attachment(mailbox=_mailbox(request, query["email"]), folder=query["folder"],
                                                uid=uid, index=index)
-        response = HttpResponse(payload, content_type="application/octet-stream")
-        safe_name = "".join(c for c in attachment.filename if c.isprintable() and c not in '"\\/') or "attachment"
-        response["Content-Disposition"] = f'attachment; filename="{safe_name}"'
-        response["X-Content-Type-Options"] = "nosniff"
-        return response
+        return HttpResponse(payload, headers=download_headers(attachment.filename, "application/octet-stream"))
 
 
 class InboxFoldersApi(APIView):

@@ -15,6 +15,9 @@ from mailcore.timefmt import iso
 
 RECHECK_DELAYS = [timedelta(minutes=5), timedelta(minutes=15), timedelta(hours=1), timedelta(hours=6)]
 FAILURES_BEFORE_REPORT = 3
+# An unverified claim holds its name this long: then background checks stop and another account may
+# claim the name (its claim removes this one); until then its owner can still verify it.
+CLAIM_WINDOW = timedelta(days=7)
 
 
 class InvalidDomainName(DomainError):
@@ -61,6 +64,11 @@ def domain_records(domain: Domain) -> list[DnsRecord]:
     return expected
 
 
+def domain_claim_lapsed(domain: Domain, now=None) -> bool:
+    """An unverified claim older than CLAIM_WINDOW: it no longer keeps the name from anyone else."""
+    return domain.verified_at is None and domain.created_at <= (now or timezone.now()) - CLAIM_WINDOW
+
+
 def domain_mark_verified(*, domain: Domain) -> Domain:
     if not domain.is_verified:
         domain.status = Domain.Status.VERIFIED
@@ -88,7 +96,7 @@ def domain_verify(*, domain: Domain) -> Domain:
             domain.check_attempts += 1
             domain.dns_check = [record.stored() for record in records]
             delay = RECHECK_DELAYS[min(domain.check_attempts - 1, len(RECHECK_DELAYS) - 1)]
-            domain.next_check_at = now + delay
+            domain.next_check_at = None if domain_claim_lapsed(domain, now) else now + delay
         domain.save()
         partner = getattr(domain.account, "partner", None)
         checks = {key: bool(by_key[key].ok) for key in ("mx", "spf", "dkim", "dmarc")}

@@ -7,7 +7,7 @@ from mailcore.partners.models import HostingPartner
 from mailcore.domains.dkim import dkim_key_for
 from mailcore.domains.dnscheck import expected_records
 from mailcore.domains.models import Domain
-from mailcore.domains.services import domain_create, domain_name_clean
+from mailcore.domains.services import domain_claim_lapsed, domain_create, domain_name_clean
 from mailcore.events.services import emit
 from mailcore.mailboxes.models import Alias
 from mailcore.partners.models import PartnerClient
@@ -30,8 +30,11 @@ def domain_add_for_partner(*, partner: HostingPartner, name: str, client: Partne
     ascii_name = domain_name_clean(name)
     with transaction.atomic():
         HostingPartner.objects.select_for_update().get(pk=partner.pk)  # one claim at a time per partner
-        if Domain.objects.filter(name=ascii_name).exists():
-            raise DomainTaken(f"{ascii_name} is already claimed")
+        holder = Domain.objects.select_for_update().filter(name=ascii_name).first()
+        if holder is not None:
+            if not domain_claim_lapsed(holder) or holder.mailboxes.exists():
+                raise DomainTaken(f"{ascii_name} is already claimed")
+            domain_delete(domain=holder)  # an unverified claim past its week: the name is free again
         if Domain.objects.filter(account=partner.account).count() >= partner.domain_limit:
             raise DomainLimitReached(
                 f"your domain limit is {partner.domain_limit}; buy a domain slot add-on to add more")

@@ -50,6 +50,12 @@ class ClientSettings:
         return f"{DAV_PATH}principals/{quote(address, safe="@:+-._~!$&'()*,;=")}/"  # as dav.protocol writes it
 
 
+def mail_servers_run() -> bool:
+    """Whether IMAP and SMTP submission servers stand behind the settings: not with the embedded store
+    (`make run`'s default), which keeps mail in the database and runs neither."""
+    return settings.MAIL_STORE != "embedded"
+
+
 def domain_partner_id(domain: Domain) -> int | None:
     """The hosting partner whose client's domain this is, or None for an ordinary account's."""
     return HostingPartner.objects.filter(account_id=domain.account_id).values_list("pk", flat=True).first()

@@ -8,6 +8,8 @@ from portal.autoconfig import views
 urlpatterns = [
     path("mail/config-v1.1.xml", views.thunderbird, name="autoconfig-thunderbird"),
     path(".well-known/autoconfig/mail/config-v1.1.xml", views.thunderbird, name="autoconfig-thunderbird-well-known"),
+    # draft-ietf-mailmaint-autoconfig's first URL (autoconfig.<domain>, then the domain itself): the same document
+    path(".well-known/mail-v1.xml", views.thunderbird, name="autoconfig-mail-v1"),
     path("autodiscover/autodiscover.xml", views.outlook, name="autodiscover"),
     path("Autodiscover/Autodiscover.xml", views.outlook, name="autodiscover-capitalised"),
 ]

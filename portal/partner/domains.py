@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.domains.models import Domain
-from mailcore.domains.services import InvalidDomainName, domain_verify
+from mailcore.domains.services import InvalidDomainName, domain_claim_lapsed, domain_verify
 from mailcore.partners.domains import DomainHasMailboxes, DomainLimitReached, DomainTaken, domain_add_for_partner, domain_delete
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.selectors import partner_domain_get, partner_domains, partner_mailboxes
@@ -65,6 +65,7 @@ def _domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
         "summary": dns_summary(rows),
         "recommended": recommended_rows(domain),
         "mailboxes": list(partner_mailboxes(partner=partner).filter(mailbox__domain=domain)),
+        "claim_lapsed": domain_claim_lapsed(domain),
         **extra,
     }
 

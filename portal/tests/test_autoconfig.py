@@ -47,6 +47,13 @@ def ann(alice):
     return mailbox
 
 
+@pytest.fixture
+def mail_servers(settings):
+    """Dovecot and Postfix serve mail apps (MAIL_STORE=imap), as in production; asked after the mailbox
+    fixtures, whose set-up uses the embedded store."""
+    settings.MAIL_STORE = "imap"
+
+
 def outlook_request(address: str, schema: str = OUTLOOK_NS) -> bytes:
     """What Outlook posts (its request schema 2006)."""
     return (f'<?xml version="1.0" encoding="utf-8"?>\n<Autodiscover xmlns="{REQUEST_NS}">\n  <Request>\n'
@@ -137,6 +144,31 @@ def test_the_autoconfig_host_serves_nothing_else_of_the_platform(ann):
 
     for path in ("/webmail/", "/portal/domains/", "/admin/", "/v1/hosting/domains", "/"):
         assert on_host.get(path).status_code == 404, path
+
+
+@pytest.mark.parametrize("path", ["/.well-known/autoconfig/mail/config-v1.1.xml", "/.well-known/mail-v1.xml"])
+def test_the_domain_itself_answers_at_the_well_known_paths(ann, alice, path):
+    """What docs/mail-apps.md lists: Thunderbird's well-known path (and the autoconfig draft's mail-v1.xml)
+    with Host: <domain>, without an address, as when the domain's web server is this one."""
+    on_domain = Client(HTTP_HOST="customer.test")
+
+    response = on_domain.get(path)
+    assert response.status_code == 200, response.content
+    config = ET.fromstring(response.content)
+    assert config.find("emailProvider").get("id") == "customer.test"
+    assert text(config, "emailProvider/incomingServer/hostname") == MAIL_HOST
+    assert Client(HTTP_HOST="autoconfig.customer.test").get(path).content == response.content
+    by_address = on_domain.get(path, {"emailaddress": "ann@customer.test"})
+    assert by_address.status_code == 200 and by_address.content == response.content
+
+
+def test_on_the_domain_itself_nothing_else_answers_and_unhosted_domains_are_unknown(ann, alice):
+    domain_create(account=alice.account, name="pending.test")  # claimed, not verified
+    on_domain = Client(HTTP_HOST="customer.test")
+    for path in ("/webmail/", "/mail/config-v1.1.xml", "/admin/", "/", "/.well-known/caldav"):
+        assert on_domain.get(path).status_code == 400, path
+    for host in ("pending.test", "unknown.test"):
+        assert Client(HTTP_HOST=host).get("/.well-known/mail-v1.xml").status_code == 400, host
 
 
 def test_a_partners_brand_name_is_the_display_name(client, alice):
@@ -261,7 +293,7 @@ def test_the_profile_and_the_mail_apps_page_send_everyone_else_to_sign_in(client
     assert (response.status_code, response["Location"]) == (302, f"/webmail/?next={url}")
 
 
-def test_the_signed_in_owner_downloads_a_profile_with_mail_contacts_and_calendar(client, ann):
+def test_the_signed_in_owner_downloads_a_profile_with_mail_contacts_and_calendar(client, ann, mail_servers):
     response = sign_in(client).get(PROFILE)
 
     assert response.status_code == 200
@@ -293,7 +325,7 @@ def test_the_signed_in_owner_downloads_a_profile_with_mail_contacts_and_calendar
     assert len({p["PayloadUUID"] for p in (profile, mail, carddav, caldav)}) == 4
 
 
-def test_the_profile_never_holds_the_password(client, ann):
+def test_the_profile_never_holds_the_password(client, ann, mail_servers):
     profile_bytes = sign_in(client).get(PROFILE).content
 
     assert PASSWORD.encode() not in profile_bytes
@@ -302,22 +334,23 @@ def test_the_profile_never_holds_the_password(client, ann):
     assert {key for key in keys if "Password" in key} == {"OutgoingPasswordSameAsIncomingPassword"}
 
 
-def test_installing_the_profile_again_replaces_it(client, ann):
+def test_installing_the_profile_again_replaces_it(client, ann, mail_servers):
     signed_in = sign_in(client)
     first, second = (plistlib.loads(signed_in.get(PROFILE).content) for _ in range(2))
 
     assert first == second  # same identifiers and UUIDs: the device replaces the earlier profile
 
 
-def test_a_mailbox_without_contacts_and_calendar_gets_the_mail_account_only(client, charlie):
+def test_a_mailbox_without_contacts_and_calendar_gets_the_mail_account_only(client, charlie, settings):
     make_mailbox(charlie.account, "carl@charlie.test", password=PASSWORD)  # charlie's free plan
+    settings.MAIL_STORE = "imap"
 
     profile = plistlib.loads(sign_in(client, "carl@charlie.test").get(PROFILE).content)
 
     assert [p["PayloadType"] for p in profile["PayloadContent"]] == ["com.apple.mail.managed"]
 
 
-def test_the_mail_apps_page_explains_each_app_and_lists_the_manual_settings(client, ann):
+def test_the_mail_apps_page_explains_each_app_and_lists_the_manual_settings(client, ann, mail_servers):
     signed_in = sign_in(client)
 
     page = signed_in.get(MAIL_APPS).content.decode()
@@ -334,11 +367,27 @@ def test_the_mail_apps_page_explains_each_app_and_lists_the_manual_settings(clie
     assert f'href="{MAIL_APPS}">Mail apps</a>' in signed_in.get("/webmail/settings/").content.decode()
 
 
+def test_with_the_embedded_store_the_mail_apps_page_says_mail_apps_cannot_connect(client, ann, settings):
+    """MAIL_STORE=embedded (make run's default) runs no IMAP or SMTP server: the page says so instead of
+    offering a profile or settings that cannot work, and still gives contacts and calendar sync."""
+    settings.MAIL_STORE = "embedded"
+    signed_in = sign_in(client)
+
+    page = signed_in.get(MAIL_APPS).content.decode()
+
+    assert "Mail apps cannot connect to this server" in page
+    assert "runs no IMAP or SMTP server" in page
+    assert PROFILE not in page and "Download the profile" not in page
+    assert "Incoming mail (IMAP)" not in page and "Outgoing mail (SMTP)" not in page
+    assert f'Contacts (CardDAV)</th><td class="mono break">https://{WEBMAIL}/dav/</td>' in page
+    assert signed_in.get(PROFILE).status_code == 404
+
+
 # on a partner's own hostname
 
 
 @pytest.mark.django_db(transaction=True)  # the verified hostname reaches the request path on commit
-def test_on_a_partners_hostname_dav_is_reached_at_that_hostname(plans, alice, dns_zone):
+def test_on_a_partners_hostname_dav_is_reached_at_that_hostname(plans, alice, dns_zone, settings):
     partner = hosting_partner_enable(account=alice.account, status=HostingPartner.Status.ACTIVE)
     dns_zone.set("webmail.acme.test", "CNAME", WEBMAIL)
     webmail_hostname_check(hostname=webmail_hostname_claim(partner=partner, hostname="webmail.acme.test"))
@@ -359,6 +408,7 @@ def test_on_a_partners_hostname_dav_is_reached_at_that_hostname(plans, alice, dn
     assert text(config, "calendar/serverURL") == "https://webmail.acme.test/dav/"
 
     assert on_host.post("/", {"address": "ann@customer.test", "password": PASSWORD}).status_code == 302
+    settings.MAIL_STORE = "imap"  # Dovecot and Postfix serve mail apps, as in production
     profile = plistlib.loads(on_host.get("/settings/mail-apps/profile.mobileconfig").content)
     assert profile["PayloadContent"][1]["CardDAVHostName"] == "webmail.acme.test"
     assert profile["PayloadIdentifier"].startswith("test.acme.webmail.")

@@ -4,6 +4,7 @@ import re
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.conf import settings
 from django.utils import timezone
 
@@ -171,6 +172,14 @@ def test_adding_a_domain_opens_its_dns_wizard(alice_client, partner):
     page = html(alice_client.get(response["Location"]))
     assert "acme.test added. Create the five DNS records" in page
     assert "Set up acme.test in three steps" in page
+
+
+def test_a_lapsed_claim_tells_its_holder_the_name_is_free_for_others(alice_client, domain):
+    assert "claim-lapsed" not in html(alice_client.get(f"{DOMAINS}{domain.pk}/"))
+    with time_machine.travel(timezone.now() + timedelta(days=8)):
+        page = html(alice_client.get(f"{DOMAINS}{domain.pk}/"))
+    assert "This claim is more than a week old and not verified" in page
+    assert "another account may claim acme.test" in page
 
 
 def test_adding_a_domain_for_an_existing_client(alice_client, partner):

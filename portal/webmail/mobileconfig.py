@@ -13,7 +13,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from mailcore.webmail.client_settings import ClientSettings, client_settings_for
+from mailcore.webmail.client_settings import ClientSettings, client_settings_for, mail_servers_run
 from mailcore.mailboxes.models import Mailbox
 from portal.webmail.access import owner_required
 from portal.webmail.host import request_brand
@@ -103,14 +103,16 @@ def mail_apps(request, mailbox):
     config = _client_settings(request, mailbox)
     return render(request, "webmail/settings/mail_apps.html", {
         "mailbox": mailbox, "sections": SECTIONS, "client": config, "features": _sync_features(mailbox),
-        "principal_path": config.principal_path(mailbox.address),
+        "principal_path": config.principal_path(mailbox.address), "mail_servers": mail_servers_run(),
     })
 
 
 @require_GET
 @owner_required
 def mobileconfig(request, mailbox):
-    """The signed-in owner's Apple configuration profile, as a download."""
+    """The signed-in owner's Apple configuration profile, as a download; none where no IMAP server runs."""
+    if not mail_servers_run():
+        raise Http404("No IMAP or SMTP server runs here (MAIL_STORE=embedded): there is no profile to install.")
     config = _client_settings(request, mailbox)
     body = mobileconfig_build(mailbox=mailbox, config=config, **_sync_features(mailbox))
     response = HttpResponse(body, content_type=CONTENT_TYPE)

@@ -7,10 +7,6 @@ allow-popups-to-escape-sandbox">`: no scripts, no same origin, no forms, no top 
 link opens in a new, normal tab (target=_blank, rel=noopener noreferrer). The page's CSP allows
 images from 'self' and data: only, widened to https: on a page whose images the reader allowed;
 the frame's own CSP says the same per message (mailcore.inbox.display)."""
-import re
-import unicodedata
-from urllib.parse import quote
-
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -26,6 +22,7 @@ from mailcore.calendars.imip import invitation_card
 from mailcore.calendars.responses import invitation_cancel_apply, invitation_reply_record, invitation_respond
 from mailcore.errors import DomainError
 from mailcore.inbox.display import message_source
+from mailcore.inbox.downloads import download_headers, download_type
 from mailcore.inbox.services import inbox_attachment, message_delete, message_update
 from mailcore.store.base import StoreUnavailable
 from mailcore.webmail.reading import message_images_always, message_open
@@ -36,20 +33,6 @@ from portal.webmail.frame import webmail_frame
 # the reader goes to works); nothing else (no scripts, same origin, forms, modals, top navigation).
 FRAME_SANDBOX = "allow-popups allow-popups-to-escape-sandbox"
 
-# What a downloaded attachment keeps as its type: common documents, pictures and archives, which
-# the browser hands to the right program. Anything else (HTML, SVG, XML, scripts) is
-# application/octet-stream. Downloads are never shown inline whatever the type.
-DOWNLOAD_TYPES = frozenset({
-    "application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp", "text/plain", "text/csv",
-    "text/calendar", "application/zip", "application/gzip", "audio/mpeg", "audio/ogg", "video/mp4",
-    "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.spreadsheet",
-    "application/vnd.oasis.opendocument.presentation",
-})
-DOWNLOAD_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox"
 
 
 def page_policy(*, remote_images: bool) -> dict:
@@ -88,27 +71,8 @@ def message(request, mailbox, name: str, uid: int):
     return response
 
 
-def download_filename(name: str) -> str:
-    """The attachment's own name without paths, control or bidi-override characters, leading dots."""
-    name = unicodedata.normalize("NFC", name or "").replace("\\", "/").rsplit("/", 1)[-1]
-    name = "".join(char for char in name if not unicodedata.category(char).startswith("C"))
-    return name.strip().lstrip(".").strip()[:200] or "attachment"
-
-
-def content_disposition(filename: str) -> str:
-    """RFC 6266: an ASCII fallback for old clients and the real name as UTF-8 in filename*."""
-    fallback = unicodedata.normalize("NFKD", filename).encode("ascii", "ignore").decode("ascii")
-    fallback = re.sub(r"[^A-Za-z0-9._()+ -]", "_", fallback).strip(" ._") or "attachment"
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
-
-
 def _download(payload: bytes, *, filename: str, content_type: str) -> HttpResponse:
-    response = HttpResponse(payload, content_type=content_type)
-    response["Content-Disposition"] = content_disposition(download_filename(filename))
-    response["Content-Security-Policy"] = DOWNLOAD_POLICY
-    response["X-Content-Type-Options"] = "nosniff"
-    response["Cache-Control"] = "private, no-store"
-    return response
+    return HttpResponse(payload, headers=download_headers(filename, content_type))
 
 
 @require_GET
@@ -120,8 +84,7 @@ def attachment(request, mailbox, name: str, uid: int, index: int):
         return _unavailable(request, mailbox, name, exc)
     except DomainError as exc:
         raise Http404("No such attachment.") from exc
-    content_type = found.content_type if found.content_type in DOWNLOAD_TYPES else "application/octet-stream"
-    return _download(payload, filename=found.filename, content_type=content_type)
+    return _download(payload, filename=found.filename, content_type=download_type(found.content_type))
 
 
 @require_GET

@@ -1,11 +1,13 @@
-"""Demo data for `make run` and scripts. Idempotent: running it again changes nothing but keys."""
+"""Demo data for `make run` and scripts. Create-if-missing: running it again never overwrites what a user
+changed (passwords, sessions, slots, plans); --json adds only the keys it prints. Refused in production."""
 import json
 
 from allauth.account.models import EmailAddress
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from mailcore.accounts.models import Account, Plan, User
+from mailcore.accounts.models import Account, User
 from mailcore.partners.models import HostingPartner
 from mailcore.accounts.services import user_create_with_account
 from mailcore.partners.services import hosting_partner_enable
@@ -14,8 +16,8 @@ from mailcore.apikeys.services import api_key_create
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_create, domain_mark_verified
 from mailcore.mailboxes.models import Mailbox
-from mailcore.mailboxes.services import mailbox_create, mailbox_set_password
-from mailcore.partners.models import MailboxSlot, PartnerClient
+from mailcore.mailboxes.services import mailbox_create
+from mailcore.partners.models import PartnerClient
 from mailcore.partners.services import slots_grant
 from mailcore.store.base import StoreError
 from mailcore.store.factory import store_for
@@ -30,18 +32,14 @@ CLIENT_NAME = "Acme Bakery"
 DEMO_SLOTS = 10  # unused mailbox slots the demo partner starts with
 
 
-def _user(email: str, password: str, plan_code: str) -> User:
+def _user(email: str, password: str, plan_code: str) -> tuple[User, bool]:
+    """The demo user, created (verified, on plan_code) if missing; an existing one is left as its owner made it."""
     user = User.objects.filter(email=email).select_related("account").first()
-    if user is None:
-        user = user_create_with_account(email=email, password=password, plan_code=plan_code)
-    else:
-        user.set_password(password)
-        user.save(update_fields=["password"])
-    if user.account.plan.code != plan_code:
-        Account.objects.filter(pk=user.account_id).update(plan=Plan.objects.get(code=plan_code))
-        user.account.refresh_from_db()
+    if user is not None:
+        return user, False
+    user = user_create_with_account(email=email, password=password, plan_code=plan_code)
     EmailAddress.objects.update_or_create(user=user, email=email, defaults={"verified": True, "primary": True})
-    return user
+    return user, True
 
 
 def _demo_mail(mailbox: Mailbox) -> None:
@@ -119,19 +117,24 @@ def _demo_contacts_calendar(mailbox: Mailbox) -> None:
 
 
 def _verified_domain(account: Account, name: str, client: PartnerClient | None = None) -> Domain:
-    domain = Domain.objects.filter(name=name).first() or domain_create(account=account, name=name, client=client)
-    return domain_mark_verified(domain=domain)
+    domain = Domain.objects.filter(name=name).first()
+    if domain is None:
+        domain = domain_mark_verified(domain=domain_create(account=account, name=name, client=client))
+    return domain
 
 
 class Command(BaseCommand):
-    help = "Create the demo accounts (idempotent). --json prints them with fresh API keys."
+    help = "Create the demo accounts if missing (never overwrites). --json prints them with fresh API keys."
 
     def add_arguments(self, parser):
         parser.add_argument("--json", dest="as_json", action="store_true", help="Print one JSON object with new API keys.")
 
     @transaction.atomic
     def handle(self, *args, as_json: bool = False, **options):
-        premium_user = _user(PREMIUM["email"], PREMIUM["password"], "premium")
+        if settings.PRODUCTION:
+            raise CommandError("seed_demo refuses to run with DJANGO_ENV=production: demo accounts have published "
+                               "passwords. Create the first operator with `manage.py createsuperuser`.")
+        premium_user, _ = _user(PREMIUM["email"], PREMIUM["password"], "premium")
         premium = premium_user.account
         domain = _verified_domain(premium, PREMIUM["domain"])
         addresses = []
@@ -141,24 +144,23 @@ class Command(BaseCommand):
                 mailbox = mailbox_create(
                     domain=domain, local_part=local_part, password=MAILBOX_PASSWORD, display_name=display_name
                 )
-            else:
-                mailbox_set_password(mailbox=mailbox, password=MAILBOX_PASSWORD)
             addresses.append(mailbox.address)
         _demo_mail(Mailbox.objects.get(address=addresses[0]))
         _demo_contacts_calendar(Mailbox.objects.get(address=addresses[0]))
 
-        partner_user = _user(PARTNER["email"], PARTNER["password"], "premium")
-        partner = hosting_partner_enable(account=partner_user.account, status=HostingPartner.Status.ACTIVE)
+        partner_user, _ = _user(PARTNER["email"], PARTNER["password"], "premium")
+        partner = HostingPartner.objects.filter(account=partner_user.account).first()
+        if partner is None:
+            partner = hosting_partner_enable(account=partner_user.account, status=HostingPartner.Status.ACTIVE)
+            slots_grant(partner=partner, count=DEMO_SLOTS)
         client, _ = PartnerClient.objects.get_or_create(partner=partner, name=CLIENT_NAME)
-        unused = MailboxSlot.objects.filter(partner=partner, status=MailboxSlot.Status.UNUSED).count()
-        if unused < DEMO_SLOTS:
-            slots_grant(partner=partner, count=DEMO_SLOTS - unused)
         partner_domain = _verified_domain(partner.account, PARTNER["domain"], client)
 
-        operator = _user(OPERATOR["email"], OPERATOR["password"], "free")
-        User.objects.filter(pk=operator.pk).update(is_staff=True, is_superuser=True)
-        applicant = _user(APPLICANT["email"], APPLICANT["password"], "free")
-        if not HostingPartner.objects.filter(account=applicant.account).exists():
+        operator, created = _user(OPERATOR["email"], OPERATOR["password"], "free")
+        if created:
+            User.objects.filter(pk=operator.pk).update(is_staff=True, is_superuser=True)
+        applicant, created = _user(APPLICANT["email"], APPLICANT["password"], "free")
+        if created:
             hosting_partner_enable(account=applicant.account, status=HostingPartner.Status.PENDING)
 
         if not as_json:
@@ -167,7 +169,7 @@ class Command(BaseCommand):
                 f"  Premium account: {PREMIUM['email']} / {PREMIUM['password']}\n"
                 f"    domain {domain.name}, mailboxes {', '.join(addresses)} (password {MAILBOX_PASSWORD})\n"
                 f"  Hosting partner: {PARTNER['email']} / {PARTNER['password']}\n"
-                f"    client {client.name}, domain {partner_domain.name}, {DEMO_SLOTS} unused mailbox slots\n"
+                f"    client {client.name}, domain {partner_domain.name}\n"
                 f"  Operator console (/admin/, sets up an authenticator app on first login): "
                 f"{OPERATOR['email']} / {OPERATOR['password']}\n"
                 f"  Partner applicant awaiting approval: {APPLICANT['email']} / {APPLICANT['password']}\n"

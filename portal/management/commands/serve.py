@@ -32,14 +32,11 @@ class Command(BaseCommand):
         return {"web": web, "worker": worker, "mail": mail}
 
     def handle(self, *args, host: str, port: int, **options):
-        children = {name: subprocess.Popen(cmd) for name, cmd in self._processes(host, port).items()}
+        # Each process reads its settings afresh: the public address (PUBLIC_BASE_URL, unless set) follows these.
+        environment = {**os.environ, "HOST": host, "PORT": str(port)}
+        children = {name: subprocess.Popen(cmd, env=environment) for name, cmd in self._processes(host, port).items()}
         url = f"http://{'127.0.0.1' if host in {'0.0.0.0', '::'} else host}:{port}/"
-        self.stdout.write(
-            "\n"
-            f"  Mailwell is running at {url}\n"
-            f"  API docs: {url}docs    OpenAPI: {url}openapi.json\n"
-            f"  Data directory: {settings.DATA_DIR}\n"
-            f"  Inbound mail (LMTP and SMTP): {settings.LMTP_LISTEN}; mail store: {settings.MAIL_STORE}\n"
+        demo = (
             f"  Log in as {PREMIUM['email']} / {PREMIUM['password']} (premium account)\n"
             f"         or {PARTNER['email']} / {PARTNER['password']} (hosting partner)\n"
             f"         or {APPLICANT['email']} / {APPLICANT['password']} (partner application, pending)\n"
@@ -48,6 +45,14 @@ class Command(BaseCommand):
             f"  Payments: the local test provider (Pay / Decline buttons, no money moves)\n"
             f"  Demo mailboxes' password: {MAILBOX_PASSWORD}\n"
             "  API keys: .venv/bin/python manage.py seed_demo --json\n"
+        ) if not settings.PRODUCTION else f"  Operator console: {url}admin/ (no demo data in production)\n"
+        self.stdout.write(
+            "\n"
+            f"  Mailwell is running at {url}\n"
+            f"  API docs: {url}docs    OpenAPI: {url}openapi.json\n"
+            f"  Data directory: {settings.DATA_DIR}\n"
+            f"  Inbound mail (LMTP and SMTP): {settings.LMTP_LISTEN}; mail store: {settings.MAIL_STORE}\n"
+            f"{demo}"
             "  Stop with Ctrl-C.\n"
         )
         stopping = False
