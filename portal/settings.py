@@ -309,6 +309,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "api.schema.error_responses"],
+    "GET_LIB_DOC_EXCLUDES": "api.schema.doc_excludes",
     "ENUM_NAME_OVERRIDES": {"LapseActionEnum": "mailcore.partners.models.LapseAction",
                             "PartnerPlanEnum": ["pro", "premium"],
                             "CampaignStatusEnum": ["draft", "sending", "paused", "completed", "cancelled"]},
