@@ -189,6 +189,7 @@ LOGIN_REDIRECT_URL = "/"
 LOGIN_URL = "/accounts/login/"
 # Two-factor sign-in (allauth.mfa): anyone may turn it on; the operator console requires it.
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+MFA_FORMS = {"activate_totp": "portal.console.forms.OperatorActivateTOTPForm"}
 # The product's name in mails and authenticator apps (allauth's mails would otherwise greet from the host).
 SITE_NAME = env_str("SITE_NAME", "Mailwell")
 ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
