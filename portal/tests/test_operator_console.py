@@ -15,9 +15,9 @@ from billing.models import LocalCheckout, Payment, Price, ProviderEventRecord, P
 from billing.money import Money
 from billing.providers.local import LocalProvider
 from billing.selectors.prices import price
-from mailcore.partners.models import HostingPartner
+from mailcore.partners.models import HostingPartner, MailboxSlot, PartnerMailbox
 from mailcore.partners.services import hosting_partner_enable
-from testkit.factories import PASSWORD, UserFactory, make_mailbox
+from testkit.factories import PASSWORD, UserFactory, make_domain, make_mailbox
 
 pytestmark = pytest.mark.django_db
 
@@ -385,3 +385,43 @@ def test_a_mailbox_page_shows_no_password_hash(console, alice):
     assert "ann@example.test" in page
     assert mailbox.password_hash not in page
     assert "password" not in page.split('id="content-main"')[1].lower()
+
+
+# labels
+
+
+def test_every_model_the_console_shows_has_a_plural_and_a_name_of_its_own(console, alice,
+                                                                          django_capture_on_commit_callbacks):
+    from billing.models import LedgerEntry, Payout, RetailPrice
+    from portal.console.sites import site
+
+    partner = hosting_partner_enable(account=alice.account, status=HostingPartner.Status.ACTIVE)
+    with django_capture_on_commit_callbacks(execute=True):
+        purchase = paid_plan(alice.account)
+    slot = MailboxSlot.objects.create(partner=partner, plan_type="pro")
+    domain = make_domain(alice.account, "acme.test")
+    partner_mailbox = PartnerMailbox.objects.create(
+        partner=partner, mailbox=make_mailbox(alice.account, "ann@acme.test"), plan_type="pro", status="active",
+        expires_at=NOW + timedelta(days=30))
+    RetailPrice.objects.create(partner=partner, plan_type="pro", currency="usd", amount_minor=1500)
+    payout = Payout.objects.create(partner=partner, currency="usd", amount_minor=700)
+    LedgerEntry.objects.create(partner=partner, currency="usd", amount_minor=-700, kind="payout", payout=payout,
+                               description="Payout requested")
+
+    index = console.get(CONSOLE, **HTML).content.decode()
+    assert "Ledger entries" in index and "Partner mailboxes" in index
+    labels = re.findall(r'<a href="/admin/\w+/\w+/">([^<]+)</a>', index)
+    assert len(labels) == len(site._registry)
+    assert [label for label in labels if re.search(r"(?:[^aeiou]ys|xs)\b", label.lower())] == []
+    for model in site._registry:
+        plural = str(model._meta.verbose_name_plural)
+        assert not plural.endswith(("ys", "xs", "chs", "shs", "ss")) or plural.endswith("ies"), plural
+        for instance in model.objects.all()[:3]:
+            assert " object (" not in str(instance), model
+    assert str(partner) == f"{alice.account.name} (partner, active)"
+    assert str(partner_mailbox) == "ann@acme.test (pro, active)"
+    assert str(slot) == f"Pro slot #{slot.pk}, 30 days (unused)"
+    assert str(payout) == f"Payout #{payout.pk} of $7.00 (requested)"
+    page = console.get(f"/admin/mailcore/hostingpartner/{partner.pk}/change/", **HTML).content.decode()
+    assert f"{alice.account.name} (partner, active)" in page and "HostingPartner object" not in page
+    assert str(purchase) and str(domain) == "acme.test"
