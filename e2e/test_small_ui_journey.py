@@ -152,3 +152,48 @@ def test_an_operators_first_sign_in_sets_up_the_authenticator_on_a_phone_and_ope
     link.click()
     expect(page.get_by_role("heading", name="Operator console")).to_be_visible()
     both(page, screenshot, "smallui-console")
+
+
+def test_the_changed_portal_pages_at_desktop_and_phone_width(plans, page, live_server, log_in, screenshot):
+    from mailcore.campaigns.services import campaign_create
+    from mailcore.contacts.services import client_address_book
+
+    # a Free account: the dashboard offers no domain it cannot add; its own domain's records
+    owner = UserFactory(email="dana@example.test", account__plan_code="free")
+    log_in(owner.email, PASSWORD)
+    expect(page.get_by_text("Your own domains come with the hosting partner program")).to_be_visible()
+    both(page, screenshot, "smallui-dashboard-free")
+    make_domain(owner.account, "dana.test")
+    page.goto(f"{live_server.url}/portal/account/domains/")
+    expect(page.get_by_role("heading", name="dana.test")).to_be_visible()
+    expect(page.get_by_text("5 of 5 records right")).to_be_visible()
+    both(page, screenshot, "smallui-account-domains")
+    page.goto(f"{live_server.url}/portal/partner/apply/")
+    expect(page.get_by_text("whatever your own plan (Free too)")).to_be_visible()
+    both(page, screenshot, "smallui-become-partner")
+    page.get_by_role("button", name="Log out").click()
+
+    # a partner: prices and payouts in its own currency only; a campaign previewed for a sample contact
+    user, partner_mailbox = a_partner_with_a_client_mailbox()
+    log_in(user.email, PASSWORD)
+    page.goto(f"{live_server.url}/portal/billing/retail-pricing/")
+    expect(page.locator("main")).not_to_contain_text("NGN")
+    both(page, screenshot, "smallui-retail-pricing")
+    page.goto(f"{live_server.url}/portal/billing/earnings/")
+    expect(page.get_by_role("heading", name="Your customers' payments")).to_be_visible()
+    both(page, screenshot, "smallui-earnings")
+    page.goto(f"{live_server.url}/portal/webhooks/")
+    expect(page.get_by_role("heading", level=1, name="Webhooks")).to_be_visible()
+    both(page, screenshot, "smallui-partner-webhooks")
+
+    campaign = campaign_create(mailbox=partner_mailbox.mailbox, book=client_address_book(client=PartnerClient.objects.get()),
+                               from_email=partner_mailbox.mailbox.address, name="Launch",
+                               subject="{{first_name}}, pre-order", body_html="<p>Hi {{first_name|there}},</p>",
+                               postal_address="1 Market Street, Springfield")
+    page.goto(f"{live_server.url}/portal/mailboxes/{partner_mailbox.pk}/campaigns/{campaign.pk}/")
+    expect(page.get_by_text("Alex, pre-order")).to_be_visible()
+    frame = page.locator("iframe.campaign-preview")
+    frame.scroll_into_view_if_needed()
+    expect(frame.content_frame.get_by_text("Hi Alex,")).to_be_visible()
+    page.evaluate("window.scrollTo(0, 0)")
+    both(page, screenshot, "smallui-campaign-preview")
