@@ -186,8 +186,9 @@ def test_the_changed_portal_pages_at_desktop_and_phone_width(plans, page, live_s
     expect(page.get_by_role("heading", level=1, name="Webhooks")).to_be_visible()
     both(page, screenshot, "smallui-partner-webhooks")
 
-    campaign = campaign_create(mailbox=partner_mailbox.mailbox, book=client_address_book(client=PartnerClient.objects.get()),
-                               from_email=partner_mailbox.mailbox.address, name="Launch",
+    book = client_address_book(client=PartnerClient.objects.get())
+    campaign = campaign_create(mailbox=partner_mailbox.mailbox, book=book, from_email=partner_mailbox.mailbox.address,
+                               name="Launch",
                                subject="{{first_name}}, pre-order", body_html="<p>Hi {{first_name|there}},</p>",
                                postal_address="1 Market Street, Springfield")
     page.goto(f"{live_server.url}/portal/mailboxes/{partner_mailbox.pk}/campaigns/{campaign.pk}/")

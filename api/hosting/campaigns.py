@@ -139,7 +139,8 @@ class CampaignUpdateInput(StrictInput):
                                        help_text="This mailbox's address or one of its aliases (422 otherwise).")
     subject = serializers.CharField(max_length=998, required=False, validators=[one_line],
                                     help_text="The first step's subject; {{name}}, {{first_name}} and {{email}} are "
-                                    "filled in per contact, with an optional fallback for an empty value: {{first_name|there}}.")
+                                    "filled in per contact, with an optional fallback for an empty value: "
+                                    "{{first_name|there}}.")
     body_html = serializers.CharField(max_length=MAX_BODY, required=False, trim_whitespace=False,
                                       help_text="The first step's HTML; the same placeholders (escaped).")
     group_id = serializers.IntegerField(required=False, allow_null=True,
@@ -157,7 +158,8 @@ class CampaignCreateInput(CampaignUpdateInput):
                                        help_text="This mailbox's address or one of its aliases (422 otherwise).")
     subject = serializers.CharField(max_length=998, validators=[one_line],
                                     help_text="The first step's subject; {{name}}, {{first_name}} and {{email}} are "
-                                    "filled in per contact, with an optional fallback for an empty value: {{first_name|there}}.")
+                                    "filled in per contact, with an optional fallback for an empty value: "
+                                    "{{first_name|there}}.")
     body_html = serializers.CharField(max_length=MAX_BODY, trim_whitespace=False,
                                       help_text="The first step's HTML; the same placeholders (escaped).")
 

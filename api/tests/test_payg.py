@@ -74,7 +74,8 @@ def test_retail_prices_are_read_and_set_never_below_wholesale(hosting):
     assert set_price(hosting, plan="premium", amount=9).status_code == 200
     other = set_price(hosting, plan="premium", currency="ngn", amount=12000)  # a USD partner's customers pay in USD
     assert other.status_code == 422
-    assert other.json()["errors"]["currency"] == ["your customers pay in your billing currency, USD: set the price in it"]
+    assert other.json()["errors"]["currency"] == [
+        "your customers pay in your billing currency, USD: set the price in it"]
     assert hosting.get("/v1/hosting/retail-pricing").json() == [
         {**row, "updated_at": row["updated_at"]} for row in hosting.get("/v1/hosting/retail-pricing").json()]
     rows = {(row["plan_type"], row["currency"]): row for row in hosting.get("/v1/hosting/retail-pricing").json()}

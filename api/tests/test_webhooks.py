@@ -109,8 +109,8 @@ def test_a_working_partner_on_the_free_plan_has_webhooks(charlie, charlie_api, s
     from mailcore.partners.services import hosting_partner_enable
 
     hosting_partner_enable(account=charlie.account, status=status)
-    created = charlie_api.post("/webhooks", {"url": "https://hooks.example.com/in", "events": ["partner_mailbox.created"]},
-                               format="json")
+    created = charlie_api.post("/webhooks", {"url": "https://hooks.example.com/in",
+                                             "events": ["partner_mailbox.created"]}, format="json")
     assert created.status_code == (201 if allowed else 403), created.content
     assert charlie_api.get("/webhooks").status_code == (200 if allowed else 403)
 

@@ -385,7 +385,8 @@ def test_real_sends_fill_a_placeholders_fallback_only_where_the_contact_has_no_n
     nameless = contact_create(book=book, name="Nameless", email="nameless@people.test")
     type(nameless).objects.filter(pk=nameless.pk).update(name="")  # imported without a name
     campaign = campaign_create(mailbox=mailbox, book=book, from_email=mailbox.address, name="Launch",
-                               subject="{{ first_name | there }}, pre-order", body_html="<p>Hi {{name|friend}} {{x}}</p>",
+                               subject="{{ first_name | there }}, pre-order",
+                               body_html="<p>Hi {{name|friend}} {{x}}</p>",
                                postal_address="1 Market Street, Springfield")
     campaign_send(campaign=campaign)
     campaigns_run_due()

@@ -12,7 +12,7 @@ from billing.money import Money
 from billing.selectors.prices import wholesale_monthly
 from billing.services.payg import retail_price_set, retail_prices
 from portal.partner.access import partner_required
-from portal.partner.forms import CURRENCY_CHOICES, PLAN_CHOICES, RetailPriceForm
+from portal.partner.forms import PLAN_CHOICES, RetailPriceForm
 
 TEMPLATE = "portal/payg_pricing.html"
 
