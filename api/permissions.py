@@ -4,6 +4,7 @@ from rest_framework.permissions import BasePermission
 
 from mailcore.accounts.models import Account
 from mailcore.accounts.selectors import plan_gate_message
+from mailcore.partners.selectors import account_has_feature
 from mailcore.apikeys.models import ApiKey
 
 
@@ -37,6 +38,6 @@ class PlanFeature(BasePermission):
 
     def has_permission(self, request, view):
         feature = getattr(view, "required_feature", None)
-        if feature and not request_account(request).plan.has_feature(feature):
+        if feature and not account_has_feature(account=request_account(request), feature=feature):
             raise exceptions.PermissionDenied(plan_gate_message(feature))
         return True

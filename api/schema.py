@@ -119,3 +119,13 @@ def error_responses(result, generator, request, public):
         if name.endswith("Request") and not name.startswith("JsonRpc"):  # JSON-RPC allows other members
             _strict(schema)
     return result
+
+
+def doc_excludes() -> list[type]:
+    """drf-spectacular's own list, plus our base classes whose docstrings explain the code to its
+    readers: a serializer without a docstring of its own must not publish its base's in the schema."""
+    from drf_spectacular.plumbing import get_lib_doc_excludes
+
+    from api.inputs import ReusedFields, StrictInput
+    from api.serializers import WithFrom
+    return [*get_lib_doc_excludes(), StrictInput, ReusedFields, WithFrom]

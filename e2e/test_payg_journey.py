@@ -44,7 +44,7 @@ def test_a_customer_pays_for_a_pay_as_you_go_mailbox_and_signs_in(plans, imap_se
     page.get_by_role("link", name="set one on Retail prices").click()
     expect(page.get_by_role("heading", level=1, name="Retail prices")).to_be_visible()
     page.get_by_label("Plan").select_option("pro")
-    page.get_by_label("Currency").select_option("usd")
+    expect(page.get_by_text("In USD, your billing currency: your customers pay in it.")).to_be_visible()
     page.get_by_label("Price per mailbox and month").fill("7.50")
     page.get_by_role("button", name="Save price").click()
     expect(page.get_by_role("cell", name="$5.50")).to_be_visible()

@@ -1,5 +1,12 @@
-"""allauth hooks: every person who signs up gets an account of their own."""
+"""allauth hooks: every person who signs up gets an account of their own; mails name the product."""
+import time
+from dataclasses import dataclass
+
+from allauth.account import app_settings as allauth_account_settings
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.account.authentication import get_authentication_records
+from allauth.core import context
+from django.conf import settings
 
 from mailcore.accounts.services import account_attach_new_user
 
@@ -10,3 +17,31 @@ class AccountAdapter(DefaultAccountAdapter):
         if commit:
             account_attach_new_user(user=user)
         return user
+
+    def is_reauthentication_required(self, *, app: str, **kwargs) -> bool:
+        """A password typed in this session moments ago is as good as typing it again: without this, an
+        operator's first sign-in asked for the password twice before the authenticator could be set up."""
+        if not super().is_reauthentication_required(app=app, **kwargs):
+            return False
+        request = context.request
+        if request is None or not request.user.is_authenticated:
+            return True
+        window = allauth_account_settings.REAUTHENTICATION_TIMEOUT
+        return not any(record.get("method") == "password" and time.time() - record.get("at", 0) < window
+                       for record in get_authentication_records(request, request.user))
+
+    def send_mail(self, template_prefix: str, email: str, context_data: dict) -> None:
+        """allauth's mails greet from the current site; without django.contrib.sites that is the
+        request's host ("Hello from 127.0.0.1:8000!"), so they get the product's name instead."""
+        request = context.request
+        host = request.get_host() if request is not None else ""
+        super().send_mail(template_prefix, email, {"current_site": NamedSite(settings.SITE_NAME, host),
+                                                   **context_data})
+
+
+@dataclass(frozen=True)
+class NamedSite:
+    """What allauth's mail templates read of a site."""
+
+    name: str
+    domain: str

@@ -198,7 +198,11 @@ LOGIN_REDIRECT_URL = "/"
 LOGIN_URL = "/accounts/login/"
 # Two-factor sign-in (allauth.mfa): anyone may turn it on; the operator console requires it.
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
-MFA_TOTP_ISSUER = "Mailwell"
+MFA_FORMS = {"activate_totp": "portal.console.forms.OperatorActivateTOTPForm"}
+# The product's name in mails and authenticator apps (allauth's mails would otherwise greet from the host).
+SITE_NAME = env_str("SITE_NAME", "Mailwell")
+ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
+MFA_TOTP_ISSUER = SITE_NAME
 
 # Outgoing system mail (verification, password reset). Console in development,
 # SMTP_URL's relay in production.
@@ -318,6 +322,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "api.schema.error_responses"],
+    "GET_LIB_DOC_EXCLUDES": "api.schema.doc_excludes",
     "ENUM_NAME_OVERRIDES": {"LapseActionEnum": "mailcore.partners.models.LapseAction",
                             "PartnerPlanEnum": ["pro", "premium"],
                             "CampaignStatusEnum": ["draft", "sending", "paused", "completed", "cancelled"]},

@@ -139,7 +139,8 @@ class CampaignUpdateInput(StrictInput):
                                        help_text="This mailbox's address or one of its aliases (422 otherwise).")
     subject = serializers.CharField(max_length=998, required=False, validators=[one_line],
                                     help_text="The first step's subject; {{name}}, {{first_name}} and {{email}} are "
-                                    "filled in per contact.")
+                                    "filled in per contact, with an optional fallback for an empty value: "
+                                    "{{first_name|there}}.")
     body_html = serializers.CharField(max_length=MAX_BODY, required=False, trim_whitespace=False,
                                       help_text="The first step's HTML; the same placeholders (escaped).")
     group_id = serializers.IntegerField(required=False, allow_null=True,
@@ -157,7 +158,8 @@ class CampaignCreateInput(CampaignUpdateInput):
                                        help_text="This mailbox's address or one of its aliases (422 otherwise).")
     subject = serializers.CharField(max_length=998, validators=[one_line],
                                     help_text="The first step's subject; {{name}}, {{first_name}} and {{email}} are "
-                                    "filled in per contact.")
+                                    "filled in per contact, with an optional fallback for an empty value: "
+                                    "{{first_name|there}}.")
     body_html = serializers.CharField(max_length=MAX_BODY, trim_whitespace=False,
                                       help_text="The first step's HTML; the same placeholders (escaped).")
 
@@ -286,7 +288,8 @@ class StepUpdateInput(StrictInput):
                                            help_text=f"0 to {MAX_DELAY_HOURS}: hours after the previous step was due "
                                            "(the first step: after enrolment).")
     subject = serializers.CharField(max_length=998, required=False, validators=[one_line],
-                                    help_text="Subject A; {{name}}, {{first_name}}, {{email}} are filled in.")
+                                    help_text="Subject A; {{name}}, {{first_name}}, {{email}} are filled in "
+                                    "({{first_name|there}}: a fallback for an empty value).")
     subject_b = serializers.CharField(max_length=998, required=False, allow_blank=True, validators=[one_line],
                                       help_text="Subject B for an A/B test; empty: everyone gets subject A.")
     ab_split_percent = serializers.IntegerField(min_value=0, max_value=100, required=False,
@@ -300,7 +303,8 @@ class StepCreateInput(StepUpdateInput):
                                            help_text=f"0 to {MAX_DELAY_HOURS}, default 0: hours after the previous "
                                            "step was due.")
     subject = serializers.CharField(max_length=998, validators=[one_line],
-                                    help_text="Subject A; {{name}}, {{first_name}}, {{email}} are filled in.")
+                                    help_text="Subject A; {{name}}, {{first_name}}, {{email}} are filled in "
+                                    "({{first_name|there}}: a fallback for an empty value).")
     ab_split_percent = serializers.IntegerField(min_value=0, max_value=100, default=50,
                                                 help_text="0 to 100, default 50: percent of contacts that get subject "
                                                 "A.")

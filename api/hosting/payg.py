@@ -49,7 +49,8 @@ class MajorAmountField(serializers.FloatField):
 
 class RetailPriceInput(StrictInput):
     plan_type = serializers.ChoiceField(choices=["pro", "premium"])
-    currency = serializers.ChoiceField(choices=["usd", "ngn"])
+    currency = serializers.ChoiceField(choices=["usd", "ngn"],
+                                       help_text="The partner's billing currency (422 for the other one)")
     retail_price = MajorAmountField(help_text="Major units; at least the wholesale rate "
                                           "for that tier and currency (422 names it)")
 
@@ -227,7 +228,8 @@ class PayoutsOutput(serializers.Serializer):
 class PayoutInput(StrictInput):
     amount = MajorAmountField(help_text="Major units; at most the available balance and at "
                                     "least the minimum ($20 or ₦5,000)")
-    currency = serializers.ChoiceField(choices=["usd", "ngn"])
+    currency = serializers.ChoiceField(choices=["usd", "ngn"],
+                                       help_text="The partner's billing currency (422 for the other one)")
 
 
 class PartnerPayoutsApi(HostingApi):

@@ -71,13 +71,18 @@ def test_retail_prices_are_read_and_set_never_below_wholesale(hosting):
     low = set_price(hosting, amount=1.99)
     assert low.status_code == 422 and "2" in low.json()["errors"]["retail_price"][0]
     assert set_price(hosting, amount=7.5).status_code == 200
-    assert set_price(hosting, plan="premium", currency="ngn", amount=12000).status_code == 200
+    assert set_price(hosting, plan="premium", amount=9).status_code == 200
+    other = set_price(hosting, plan="premium", currency="ngn", amount=12000)  # a USD partner's customers pay in USD
+    assert other.status_code == 422
+    assert other.json()["errors"]["currency"] == [
+        "your customers pay in your billing currency, USD: set the price in it"]
     assert hosting.get("/v1/hosting/retail-pricing").json() == [
         {**row, "updated_at": row["updated_at"]} for row in hosting.get("/v1/hosting/retail-pricing").json()]
     rows = {(row["plan_type"], row["currency"]): row for row in hosting.get("/v1/hosting/retail-pricing").json()}
     assert rows["pro", "usd"] | {"updated_at": None} == {"plan_type": "pro", "currency": "usd", "retail_price": 7.5,
                                                          "wholesale_price": 2, "margin": 5.5, "updated_at": None}
-    assert rows["premium", "ngn"]["margin"] == 4500
+    assert rows["premium", "usd"]["margin"] == 4
+    assert ("premium", "ngn") not in rows
 
 
 def test_the_retail_price_scopes(api, alice, partner):

@@ -103,6 +103,18 @@ def test_webhooks_need_the_premium_plan(charlie_api):
     assert response.json() == {"detail": "Webhooks needs the Premium plan; your plan does not include it."}
 
 
+@pytest.mark.parametrize(("status", "allowed"), [("trial", True), ("active", True), ("pending", False),
+                                                  ("expired", False), ("suspended", False)])
+def test_a_working_partner_on_the_free_plan_has_webhooks(charlie, charlie_api, status, allowed):
+    from mailcore.partners.services import hosting_partner_enable
+
+    hosting_partner_enable(account=charlie.account, status=status)
+    created = charlie_api.post("/webhooks", {"url": "https://hooks.example.com/in",
+                                             "events": ["partner_mailbox.created"]}, format="json")
+    assert created.status_code == (201 if allowed else 403), created.content
+    assert charlie_api.get("/webhooks").status_code == (200 if allowed else 403)
+
+
 def test_an_api_key_with_the_webhooks_scope_can_subscribe_and_unsubscribe(api, alice):
     key = new_key(alice, scopes=["webhooks"])
     created = api.post("/webhooks", {"url": "https://hooks.zapier.example/catch/1", "events": ["email.received"]},

@@ -14,3 +14,6 @@ class ProviderEventRecord(models.Model):
     class Meta:
         ordering = ["-applied_at", "-id"]
         constraints = [models.UniqueConstraint(fields=["provider", "event_id"], name="provider_event_once")]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.kind} {self.event_id}"

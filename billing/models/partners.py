@@ -18,6 +18,9 @@ class RetailPrice(models.Model):
         ordering = ["plan_type", "currency"]
         constraints = [models.UniqueConstraint(fields=["partner", "plan_type", "currency"], name="retail_price_once")]
 
+    def __str__(self) -> str:
+        return f"{self.plan_type.title()} retail price: {Money(int(self.amount_minor), self.currency)} a month"
+
 
 class LedgerEntry(models.Model):
     """One movement of a partner's balance, in one currency: a margin credited for a confirmed
@@ -44,6 +47,10 @@ class LedgerEntry(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [models.UniqueConstraint(fields=["payment", "kind"], condition=models.Q(payment__isnull=False),
                                                name="ledger_once_per_payment")]
+        verbose_name_plural = "ledger entries"
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.amount}: {self.description}"
 
     @property
     def amount(self) -> Money:
@@ -66,6 +73,9 @@ class Payout(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Payout #{self.pk} of {self.amount} ({self.get_status_display().lower()})"
 
     @property
     def amount(self) -> Money:

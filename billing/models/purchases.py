@@ -3,6 +3,7 @@
 from django.db import models
 
 from billing.models.prices import CURRENCY_CHOICES
+from billing.money import Money
 
 
 class BillingCustomer(models.Model):
@@ -102,6 +103,9 @@ class Subscription(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [models.UniqueConstraint(fields=["provider", "provider_ref"], name="subscription_ref")]
 
+    def __str__(self) -> str:
+        return f"{self.plan_code.title()} subscription {self.provider_ref} ({self.get_status_display().lower()})"
+
 
 class Payment(models.Model):
     """Money taken (first payment or renewal), one row per provider charge: the receipt."""
@@ -119,6 +123,9 @@ class Payment(models.Model):
     class Meta:
         ordering = ["-paid_at", "-id"]
         constraints = [models.UniqueConstraint(fields=["provider", "provider_ref"], name="payment_ref")]
+
+    def __str__(self) -> str:
+        return f"Payment {self.provider_ref}: {Money(int(self.amount_minor), self.currency)}"
 
     @property
     def receipt_number(self) -> str:

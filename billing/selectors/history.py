@@ -12,6 +12,9 @@ from mailcore.accounts.models import Account
 from mailcore.partners.models import HostingPartner, MailboxSlot
 
 UNSETTLED = (Purchase.Status.PENDING, Purchase.Status.FAILED, Purchase.Status.EXPIRED)
+# Bought by a partner's customer at the partner's checkout link: the partner earns a margin on them
+# (its earnings), but they are not the partner's own spending.
+CUSTOMER_KINDS = (Purchase.Kind.MAILBOX, Purchase.Kind.MAILBOX_STORAGE, Purchase.Kind.MAILBOX_EXTRA)
 
 
 def account_purchase_get(*, account: Account, reference: str) -> Purchase:
@@ -45,11 +48,18 @@ def account_payments_declined(*, account: Account, days: int = 14, limit: int = 
 
 def account_purchases_unsettled(*, account: Account, limit: int = 10) -> list[Purchase]:
     """Recent purchases still waiting for payment, or that failed or expired."""
-    return list(Purchase.objects.filter(account=account, status__in=UNSETTLED)[:limit])
+    return list(Purchase.objects.filter(account=account, status__in=UNSETTLED).exclude(kind__in=CUSTOMER_KINDS)[:limit])
 
 
 def account_payments(*, account: Account) -> QuerySet[Payment]:
-    return Payment.objects.filter(account=account).select_related("purchase")
+    """What the account itself paid (its receipts); its customers' pay-as-you-go payments are earnings."""
+    return Payment.objects.filter(account=account).exclude(purchase__kind__in=CUSTOMER_KINDS).select_related("purchase")
+
+
+def partner_customer_payments(*, partner: HostingPartner) -> QuerySet[Payment]:
+    """The payments the partner's customers made for their pay-as-you-go mailboxes, newest first."""
+    return (Payment.objects.filter(account=partner.account, purchase__kind__in=CUSTOMER_KINDS)
+            .select_related("purchase__partner_mailbox__mailbox"))
 
 
 def account_payment_get(*, account: Account, payment_id: int) -> Payment:

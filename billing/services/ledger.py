@@ -64,6 +64,9 @@ def balances(*, partner: HostingPartner) -> list[dict]:
 def payout_request(*, partner: HostingPartner, amount_minor: int, currency: str) -> Payout:
     if currency not in CURRENCIES:
         raise ValidationError({"currency": ["usd or ngn"]})
+    if currency != partner.billing_currency:
+        raise ValidationError({"currency": [f"your earnings are in your billing currency, "
+                                            f"{partner.billing_currency.upper()}, and are paid out in it"]})
     HostingPartner.objects.select_for_update().get(pk=partner.pk)  # one request at a time per partner
     available = LedgerEntry.objects.filter(partner=partner, currency=currency).aggregate(
         total=Sum("amount_minor"))["total"] or 0

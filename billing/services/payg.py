@@ -76,6 +76,9 @@ def retail_price_set(*, partner: HostingPartner, plan_type: str, currency: str, 
         raise ValidationError({"plan_type": ["pro or premium"]})
     if currency not in ("usd", "ngn"):
         raise ValidationError({"currency": ["usd or ngn"]})
+    if currency != partner.billing_currency:
+        raise ValidationError({"currency": [f"your customers pay in your billing currency, "
+                                            f"{partner.billing_currency.upper()}: set the price in it"]})
     minor = to_minor(retail_price, "retail_price")
     wholesale = wholesale_monthly(plan_type, currency)
     if minor < wholesale.minor:

@@ -8,6 +8,7 @@ also has an hourly campaign budget (CAMPAIGN_SENDS_PER_HOUR)."""
 import hashlib
 import html
 import logging
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -58,14 +59,23 @@ def variant_for(step: CampaignStep, email: str, *, enrollment_id: int | None = N
     return "a" if (point * 100) >> 64 < step.ab_split_percent else "b"
 
 
+# {{name}}, {{ first_name }}, {{first_name|there}}: a placeholder, with the text to use when its value is empty.
+PLACEHOLDER = re.compile(r"\{\{\s*(name|first_name|email)\s*(?:\|([^{}|]*))?\}\}")
+
+
 def personalise(text: str, enrollment: Enrollment, *, as_html: bool = True) -> str:
-    """{{name}}, {{first_name}} and {{email}} in a step's subject or HTML (escaped in HTML)."""
-    name = enrollment.name or ""
+    """{{name}}, {{first_name}} and {{email}} in a step's subject or HTML (values escaped in HTML), each
+    with an optional fallback for an empty value, {{first_name|there}} (the author's own text, as written)."""
+    name = (enrollment.name or "").strip()
     values = {"name": name, "first_name": name.split(" ")[0] if name else "", "email": enrollment.email}
-    for key, value in values.items():
-        for spelling in (f"{{{{{key}}}}}", f"{{{{ {key} }}}}"):
-            text = text.replace(spelling, html.escape(value) if as_html else value)
-    return text
+
+    def fill(found: re.Match) -> str:
+        value = values[found.group(1)]
+        if value:
+            return html.escape(value) if as_html else value
+        return (found.group(2) or "").strip()
+
+    return PLACEHOLDER.sub(fill, text)
 
 
 def _hour_start(now):

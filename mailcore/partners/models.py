@@ -43,6 +43,9 @@ class HostingPartner(models.Model):
 
     FREE_DOMAIN_SLOTS = 2
 
+    def __str__(self) -> str:
+        return f"{self.account.name} (partner, {self.get_status_display().lower()})"
+
     @property
     def domain_limit(self) -> int:
         return self.FREE_DOMAIN_SLOTS + self.extra_domain_slots
@@ -87,6 +90,10 @@ class MailboxSlot(models.Model):
         ordering = ["purchased_at", "id"]
         indexes = [models.Index(fields=["partner", "status"])]
 
+    def __str__(self) -> str:
+        plan = self.plan_type.title() if self.plan_type else "Any-plan"
+        return f"{plan} slot #{self.pk}, {self.term_days} days ({self.get_status_display().lower()})"
+
 
 class PartnerMailbox(models.Model):
     """A partner's client mailbox: its funding, status and term. The mail account is `mailbox`."""
@@ -118,6 +125,10 @@ class PartnerMailbox(models.Model):
                    # the mailbox list's newest-first page and the dashboard's terms ending soon, at 10,000
                    models.Index(fields=["partner", "-created_at", "-id"], name="partnermailbox_newest_idx"),
                    models.Index(fields=["partner", "expires_at"], name="partnermailbox_ending_idx")]
+        verbose_name_plural = "partner mailboxes"
+
+    def __str__(self) -> str:
+        return f"{self.mailbox.address} ({self.plan_type}, {self.get_status_display().lower()})"
 
     @property
     def is_trial(self) -> bool:

@@ -154,3 +154,16 @@ def partner_summary(*, partner: HostingPartner) -> dict:
         "slots_unused": counts["n_slots_unused"],
         "extra_storage_mb": partner.extra_storage_mb,
     }
+
+
+# What a working hosting partner (trial or active) gets whatever its account plan: provisioning
+# through /v1/hosting needs the partner_* and domain events (docs/decisions.md).
+PARTNER_FEATURES = frozenset({"webhooks"})
+
+
+def account_has_feature(*, account, feature: str) -> bool:
+    """The one feature gate: the account's plan, and for a working hosting partner its partner features too."""
+    if account.plan.has_feature(feature):
+        return True
+    partner = getattr(account, "partner", None)
+    return feature in PARTNER_FEATURES and partner is not None and partner.is_operational

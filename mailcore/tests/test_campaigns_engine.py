@@ -376,3 +376,21 @@ def test_a_delivery_already_sent_or_held_elsewhere_is_not_sent_again(setup):
     assert deliver(first.pk, {}) == "sent"
     assert deliver(first.pk, {}) == "taken"
     assert OutboundMessage.objects.count() == 1
+
+
+def test_real_sends_fill_a_placeholders_fallback_only_where_the_contact_has_no_name(alice):
+    mailbox = make_mailbox(alice.account, "news@example.test")
+    book = address_book_for(account=alice.account)
+    contact_create(book=book, name="Ann Baker", email="ann@people.test")
+    nameless = contact_create(book=book, name="Nameless", email="nameless@people.test")
+    type(nameless).objects.filter(pk=nameless.pk).update(name="")  # imported without a name
+    campaign = campaign_create(mailbox=mailbox, book=book, from_email=mailbox.address, name="Launch",
+                               subject="{{ first_name | there }}, pre-order",
+                               body_html="<p>Hi {{name|friend}} {{x}}</p>",
+                               postal_address="1 Market Street, Springfield")
+    campaign_send(campaign=campaign)
+    campaigns_run_due()
+    assert sent_subjects("ann@people.test") == ["Ann, pre-order"]
+    assert sent_subjects("nameless@people.test") == ["there, pre-order"]
+    body = OutboundMessage.objects.get(payload__to=["nameless@people.test"]).payload["body_html"]
+    assert "<p>Hi friend {{x}}</p>" in body  # an unknown placeholder is left as written

@@ -1,4 +1,9 @@
-"""The console's own forms: the partner and payout decision pages, and the price form."""
+"""The console's own forms: the partner and payout decision pages, the price form, and the operator's
+authenticator set-up."""
+from allauth.account.internal.flows.login import record_authentication
+from allauth.core import context
+from allauth.mfa.totp.forms import ActivateTOTPForm
+from allauth.mfa.totp.internal.auth import SECRET_SESSION_KEY
 from django import forms
 from django.conf import settings
 
@@ -43,3 +48,20 @@ class PayoutDecisionForm(forms.Form):
                            widget=forms.Textarea(attrs={"rows": 3}),
                            help_text="Optional; shown on the partner's earnings page: the transfer's reference, or "
                                      "why it was rejected.")
+
+
+class OperatorActivateTOTPForm(ActivateTOTPForm):
+    """allauth's authenticator set-up, with the pending secret kept in the session until it is confirmed
+    (allauth makes a new one on every GET: a reload would orphan the one already scanned). A right code
+    also counts as this session's second-factor step, so the console opens without asking again."""
+
+    def __init__(self, *args, **kwargs):
+        pending = context.request.session.get(SECRET_SESSION_KEY)
+        super().__init__(*args, **kwargs)
+        if pending and not self.is_bound:
+            self.secret = context.request.session[SECRET_SESSION_KEY] = pending
+
+    def clean_code(self) -> str:
+        code = super().clean_code()
+        record_authentication(context.request, self.user, "mfa", type="totp")
+        return code

@@ -368,7 +368,7 @@ def _slots_context(partner: HostingPartner, form: SlotPoolForm, **extra) -> dict
         "pool": pool,
         "unused_total": sum(row["unused"] for row in pool),
         "slot_prices": {"pro": _price_or_none("slot:pro", currency), "premium": _price_or_none("slot:premium", currency)},
-        "order": _slot_total(partner, form.data if form.is_bound else {}),
+        "order": _slot_total(partner, form.data if form.is_bound else form.initial),
         **extra,
     }
 
@@ -379,7 +379,9 @@ def slots(request, partner):
     """Buy a slot pool: open to an expired partner too, whose account is active again once it is paid."""
     if request.method == "GET" and request.htmx and request.htmx.target == "slot-total":
         return render(request, f"{SLOTS_TEMPLATE}#slot-total", {"order": _slot_total(partner, request.GET)})
-    form = SlotPoolForm(request.POST if request.method == "POST" else None, partner=partner)
+    chosen = request.GET.get("plan_type")  # preselected by "Buy Pro slots" where a mailbox lacked one
+    form = SlotPoolForm(request.POST if request.method == "POST" else None, partner=partner,
+                        initial={"plan_type": chosen} if chosen in ("pro", "premium") else None)
     provider_error = ""
     if request.method == "POST" and form.is_valid():
         bought, provider_error = _purchase_start(form, "This plan's slots have no price", lambda: pool_purchase_start(

@@ -28,7 +28,12 @@ from mailcore.campaigns.services import (
     campaign_resume, campaign_send, campaign_update, step_add, step_delete, step_update,
 )
 from mailcore.campaigns.stats import campaign_stats
-from mailcore.campaigns.testsend import campaign_step_request, campaign_test_send
+from mailcore.campaigns.testsend import (
+    BUILT_IN_SAMPLE,
+    campaign_sample_contact,
+    campaign_step_request,
+    campaign_test_send,
+)
 from mailcore.contacts.models import AddressBook, Contact
 from mailcore.contacts.selectors import book_groups
 from mailcore.errors import DomainError
@@ -198,22 +203,19 @@ def _chart(stats: dict) -> list[dict]:
 _UNSUBSCRIBE_LINK = re.compile(re.escape(settings.PUBLIC_BASE_URL.rstrip("/")) + r"/u/[^\"'<>\s]*")
 
 
-def _sample_contact(campaign: Campaign) -> Contact | None:
-    return audience(campaign=campaign).order_by("name", "pk").first() if campaign.book_id else None
-
-
-def _preview(campaign: Campaign, step: CampaignStep, sample: Contact | None) -> str:
-    """The step as `sample` would get it (personalised, with the bulk-mail footer), sanitized, as the
-    whole document of a sandboxed frame."""
-    to = sample.email if sample else f"someone@{campaign.from_email.rpartition('@')[2] or 'example.com'}"
+def _preview(campaign: Campaign, step: CampaignStep, sample: Contact) -> tuple[str, str]:
+    """The step's subject and body as `sample` would get them (personalised, with the bulk-mail footer),
+    the body sanitized, as the whole document of a sandboxed frame."""
+    to = sample.email or f"someone@{campaign.from_email.rpartition('@')[2] or 'example.com'}"
     try:
-        body = campaign_step_request(campaign=campaign, step=step, to=to).body_html
+        request = campaign_step_request(campaign=campaign, step=step, to=to)
+        subject, body = request.subject, request.body_html
     except (DomainError, ValidationError, ValueError):
-        body = step.body_html
+        subject, body = step.subject, step.body_html
     # The footer's unsubscribe link would really unsubscribe the sample contact: the preview shows it inert.
     body = _UNSUBSCRIBE_LINK.sub("#", body)
     clean = sanitize_mail_html(body, allow_remote_images=True, for_frame=True)
-    return frame_document(clean.html, remote_images=True)
+    return subject, frame_document(clean.html, remote_images=True)
 
 
 def _editable_steps(campaign: Campaign) -> set[int]:
@@ -227,17 +229,18 @@ def _editable_steps(campaign: Campaign) -> set[int]:
 
 def _detail_context(partner_mailbox: PartnerMailbox, campaign: Campaign, **forms_) -> dict:
     steps = list(campaign.steps.order_by("position"))
-    sample = _sample_contact(campaign)
+    sample = campaign_sample_contact(campaign=campaign)
     editable = _editable_steps(campaign)
     for step in steps:
-        step.frame_html = _preview(campaign, step, sample)
+        step.preview_subject, step.frame_html = _preview(campaign, step, sample)
         step.editable = step.pk in editable
         step.subject_a_percent = step.ab_split_percent
         step.subject_b_percent = 100 - step.ab_split_percent
     stats = campaign_stats(campaign)
     return {
         "partner_mailbox": partner_mailbox, "mailbox": partner_mailbox.mailbox, "campaign": campaign,
-        "client": campaign.book.client, "steps": steps, "sample": sample, "stats": stats, "charts": _chart(stats),
+        "client": campaign.book.client, "steps": steps, "sample": sample,
+        "sample_is_built_in": sample is BUILT_IN_SAMPLE, "stats": stats, "charts": _chart(stats),
         "frame_sandbox": FRAME_SANDBOX, "can_delete_steps": len(steps) > 1,
         "audience_size": audience(campaign=campaign).count() if campaign.status == Campaign.Status.DRAFT else None,
         "step_form": forms_.get("step_form") or StepForm(auto_id="id_step_%s"),

@@ -11,7 +11,12 @@ from mailcore.accounts.selectors import account_overview
 from mailcore.partners.lifecycle import NOTICE_AHEAD
 from mailcore.partners.mailboxes import PARTNER_PLANS
 from mailcore.partners.models import HostingPartner, PartnerMailbox
-from mailcore.partners.selectors import partner_client_count, partner_mailboxes_ending_soon, partner_stats
+from mailcore.partners.selectors import (
+    account_has_feature,
+    partner_client_count,
+    partner_mailboxes_ending_soon,
+    partner_stats,
+)
 from portal.partner.dns import dns_summary
 from portal.partner.forms import storage_label
 
@@ -29,7 +34,8 @@ def dashboard(request):
     ]
     partner = getattr(account, "partner", None)
     context = {
-        "features": [(label, plan.has_feature(feature)) for feature, label in Plan.FEATURES.items()],
+        "features": [(label, account_has_feature(account=account, feature=feature))
+                     for feature, label in Plan.FEATURES.items()],
         "quotas": quotas,
         "counts": account_overview(account=account),
         "partner": partner,

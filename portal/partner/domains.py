@@ -14,19 +14,21 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.domains.models import Domain
+from mailcore.domains.selectors import account_domains
 from mailcore.domains.services import InvalidDomainName, domain_claim_lapsed, domain_verify
 from mailcore.partners.domains import DomainHasMailboxes, DomainLimitReached, DomainTaken, domain_add_for_partner, domain_delete
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.selectors import partner_domain_get, partner_domains, partner_mailboxes
 from mailcore.partners.services import hosting_partner_enable
 from portal.htmx import regions
-from portal.partner.access import BECOME_PARTNER_TEMPLATE, found_or_404, partner_section
+from portal.partner.access import BECOME_PARTNER_TEMPLATE, found_or_404, operational_partner, partner_section
 from portal.partner.dns import dns_summary, domain_dns_summary, recommended_rows, record_rows
 from portal.partner.forms import DomainAddForm, name_error
 
 DOMAINS_TEMPLATE = "portal/domains.html"
 DOMAIN_TEMPLATE = "portal/domains_detail.html"
 DOMAIN_CONFIRM_TEMPLATE = "portal/domains_confirm.html"
+ACCOUNT_DOMAINS_TEMPLATE = "portal/account_domains.html"
 
 
 def domain_of(partner: HostingPartner, domain_id: int) -> Domain:
@@ -156,3 +158,17 @@ def domain_remove(request, partner, domain_id: int):
     messages.success(request, f"{domain.name} deleted. Its DNS records can be removed at its DNS provider.")
     url = reverse("portal:domains")
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@require_GET
+@login_required
+def account_domains_page(request):
+    """An account's own domains and the DNS records each needs, read-only (the same records as GET
+    /domains). A hosting partner manages its domains on the Domains pages instead."""
+    if operational_partner(request) is not None:
+        return redirect("portal:domains")
+    rows = list(account_domains(account=request.user.account))
+    for domain in rows:
+        domain.records = record_rows(domain)
+        domain.summary = dns_summary(domain.records)
+    return render(request, ACCOUNT_DOMAINS_TEMPLATE, {"domains": rows})

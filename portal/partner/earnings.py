@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from billing.money import Money
+from billing.selectors.history import partner_customer_payments
 from billing.selectors.ledger import ledger_monthly_margins, month_starts
 from billing.services.ledger import PAYOUT_MINIMUM_MINOR, balances, payout_request
 from portal.htmx import regions
@@ -21,6 +22,7 @@ from portal.partner.forms import PayoutRequestForm
 
 TEMPLATE = "portal/payg_earnings.html"
 PAGE_SIZE = 25
+CUSTOMER_PAYMENTS_SHOWN = 25
 MONTHS = 12
 
 partner_section = partner_required(section="Earnings")
@@ -59,15 +61,17 @@ def _context(partner, request, form) -> dict:
         "page": page,
         "entries": [{"entry": entry, "amount": signed(entry.amount)} for entry in page.object_list],
         "payouts": list(partner.payouts.all()),
-        "minimums": [Money(minor, currency) for currency, minor in PAYOUT_MINIMUM_MINOR.items()],
+        "minimum": Money(PAYOUT_MINIMUM_MINOR[partner.billing_currency], partner.billing_currency),
+        "customer_payments": [{"payment": payment, "amount": Money(int(payment.amount_minor), payment.currency),
+                               "mailbox": payment.purchase.partner_mailbox}
+                              for payment in partner_customer_payments(partner=partner)[:CUSTOMER_PAYMENTS_SHOWN]],
     }
 
 
 @require_http_methods(["GET", "POST"])
 @partner_section
 def earnings(request, partner):
-    form = PayoutRequestForm(request.POST if request.method == "POST" else None,
-                             initial={"currency": partner.billing_currency})
+    form = PayoutRequestForm(request.POST if request.method == "POST" else None, partner=partner)
     if request.method == "POST" and form.is_valid():
         amount = Money(form.cleaned_data["amount"], form.cleaned_data["currency"])
         try:

@@ -449,16 +449,34 @@ class MajorUnitsField(forms.DecimalField):
         return int(super().clean(value) * 100)
 
 
-class RetailPriceForm(PortalForm):
+class BillingCurrencyForm(PortalForm):
+    """A form whose only currency is the partner's billing currency: its customers pay in it and its
+    earnings are paid out in it (the service refuses the other one too)."""
+
+    currency = forms.ChoiceField(label="Currency", choices=CURRENCY_CHOICES)
+
+    def __init__(self, *args, partner, **kwargs):
+        super().__init__(*args, **kwargs)
+        code = partner.billing_currency
+        self.fields["currency"].choices = [(value, label) for value, label in CURRENCY_CHOICES if value == code]
+        self.fields["currency"].initial = code
+        self.fields["currency"].widget = forms.HiddenInput()
+        self.currency_label = code.upper()
+
+
+class RetailPriceForm(BillingCurrencyForm):
+    field_order = ["plan_type", "retail_price", "currency"]
+
     plan_type = forms.ChoiceField(label="Plan", choices=PLAN_CHOICES)
-    currency = forms.ChoiceField(label="Currency", choices=CURRENCY_CHOICES)
     retail_price = MajorUnitsField(label="Price per mailbox and month",
-                                   help_text="What your customer pays; at least the wholesale rate.")
+                                   help_text="What your customer pays, in your billing currency; at least the "
+                                             "wholesale rate.")
 
 
-class PayoutRequestForm(PortalForm):
+class PayoutRequestForm(BillingCurrencyForm):
+    field_order = ["amount", "currency"]
+
     amount = MajorUnitsField(label="Amount")
-    currency = forms.ChoiceField(label="Currency", choices=CURRENCY_CHOICES)
 
 
 class CheckoutLinkEmailForm(PortalForm):

@@ -43,6 +43,7 @@ from billing.services.payg import (
     payg_upgrade,
     retail_prices,
 )
+from billing.selectors.history import partner_slot_pool
 from billing.services.mailboxes import (
     NoSlotAvailable,
     partner_mailbox_open,
@@ -245,6 +246,22 @@ def mailboxes(request, partner):
 # create
 
 
+def _slot_shortage(partner, plan_id: str, plan_names: dict) -> dict:
+    """Why a slot-funded mailbox of `plan_id` cannot be created, naming the plans that do have unused
+    slots (the pool is kept per plan, so "no slot" alone contradicts the unused total beside the form)."""
+    name = plan_names.get(plan_id, plan_id.title())
+    others = [{"plan_type": row["plan_type"], "name": plan_names.get(row["plan_type"], row["plan_type"].title()),
+               "unused": row["unused"]}
+              for row in partner_slot_pool(partner=partner) if row["unused"] and row["plan_type"] not in ("", plan_id)]
+    text = f"You have no unused {name} slot, so this {name} mailbox was not created."
+    if others:
+        having = " and ".join(f"{row['name']} ({row['unused']} unused)" for row in others)
+        text += f" Your unused slots are for {having}: create the mailbox on that plan, or buy {name} slots."
+    else:
+        text += f" Buy {name} slots, or delete a mailbox you no longer need to free its slot."
+    return {"plan_type": plan_id, "name": name, "others": others, "text": text}
+
+
 @require_http_methods(["GET", "POST"])
 @partner_section
 def mailbox_new(request, partner):
@@ -260,6 +277,7 @@ def mailbox_new(request, partner):
                               retail_prices=prices, initial=initial)
     if request.method == "GET" and request.htmx and request.htmx.target == "mailbox-funding":
         return regions(request, NEW_TEMPLATE, ["mailbox-funding"], {"form": form})  # the plan changed
+    shortage = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         domain = next(domain for domain in domains if domain.pk == data["domain"])
@@ -284,8 +302,8 @@ def mailbox_new(request, partner):
         except partner_mailbox_services.MailboxExists:
             form.add_error("local_part", f"{data['local_part'].strip().lower()}@{domain.name} already exists.")
         except NoSlotAvailable:
-            form.add_error(None, "You have no unused mailbox slot. Buy more slots, or delete a mailbox you no "
-                                 "longer need to free its slot.")
+            shortage = _slot_shortage(partner, data["plan_id"], form.plan_names)
+            form.add_error(None, shortage["text"])
         else:
             if created.status == "pending_payment":
                 messages.success(request, f"Mailbox {created.mailbox.address} created. It switches on when your "
@@ -295,7 +313,11 @@ def mailbox_new(request, partner):
                                           "and the password you chose.")
             url = _detail_url(created)
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    context = {"form": form, "summary": partner_summary(partner=partner), "partner": partner, "retail_prices": prices}
+    pool = [row for row in partner_slot_pool(partner=partner) if row["plan_type"]]
+    context = {"form": form, "summary": partner_summary(partner=partner), "partner": partner, "retail_prices": prices,
+               "pool": [{**row, "name": form.plan_names.get(row["plan_type"], row["plan_type"].title())}
+                        for row in pool],
+               "slot_shortage": shortage}
     if request.htmx and request.method == "POST":
         return regions(request, NEW_TEMPLATE, ["mailbox-form"], context)
     return render(request, NEW_TEMPLATE, context)

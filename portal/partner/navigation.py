@@ -9,11 +9,13 @@ class Section:
     label: str
     url_name: str
     partner_only: bool = False
+    others_only: bool = False  # accounts without a partner profile (their own domains' DNS records)
 
 
 SECTIONS = [
     Section("Dashboard", "portal:dashboard"),
     Section("Domains", "portal:domains", partner_only=True),
+    Section("Domains", "portal:account-domains", others_only=True),
     Section("Clients", "portal:clients", partner_only=True),
     Section("Mailboxes", "portal:mailboxes", partner_only=True),
     Section("Webmail branding", "portal:branding", partner_only=True),
@@ -29,7 +31,7 @@ def navigation_for(request, account) -> list[dict]:
     is_partner = account is not None and hasattr(account, "partner")
     items = []
     for section in SECTIONS:
-        if section.partner_only and not is_partner:
+        if (section.partner_only and not is_partner) or (section.others_only and is_partner):
             continue
         url = reverse(section.url_name)
         matches = request.path == url or (url != "/" and request.path.startswith(url))

@@ -12,7 +12,7 @@ from billing.money import Money
 from billing.selectors.prices import wholesale_monthly
 from billing.services.payg import retail_price_set, retail_prices
 from portal.partner.access import partner_required
-from portal.partner.forms import CURRENCY_CHOICES, PLAN_CHOICES, RetailPriceForm
+from portal.partner.forms import PLAN_CHOICES, RetailPriceForm
 
 TEMPLATE = "portal/payg_pricing.html"
 
@@ -24,7 +24,7 @@ def _rows(partner) -> list[dict]:
     prices = {(row["plan_type"], row["currency"]): row for row in retail_prices(partner=partner)}
     rows = []
     for plan, plan_name in PLAN_CHOICES:
-        for currency, _ in CURRENCY_CHOICES:
+        for currency in (partner.billing_currency,):  # customers pay in it; the other currency is not offered
             row = prices.get((plan, currency))
             rows.append({"plan": plan, "plan_name": plan_name, "currency": currency,
                          "wholesale": wholesale_monthly(plan, currency),
@@ -38,8 +38,7 @@ def _rows(partner) -> list[dict]:
 def retail_pricing(request, partner):
     """GET ?plan_type=&currency= fills the form for that row (the table's Set and Change links)."""
     source = request.POST if request.method == "POST" else None
-    form = RetailPriceForm(source, initial={"plan_type": request.GET.get("plan_type", "pro"),
-                                            "currency": request.GET.get("currency", partner.billing_currency)})
+    form = RetailPriceForm(source, partner=partner, initial={"plan_type": request.GET.get("plan_type", "pro")})
     if request.method == "POST" and form.is_valid():
         plan, currency, minor = (form.cleaned_data[name] for name in ("plan_type", "currency", "retail_price"))
         try:

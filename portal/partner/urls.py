@@ -32,6 +32,7 @@ urlpatterns = [
     path("portal/webhooks/<int:endpoint_id>/deliveries/<int:delivery_id>/replay/",
          webhooks.webhook_delivery_replay, name="webhook-delivery-replay"),
     path("portal/partner/apply/", domains.partner_apply, name="partner-apply"),
+    path("portal/account/domains/", domains.account_domains_page, name="account-domains"),
     path("portal/domains/", domains.domains, name="domains"),
     path("portal/domains/<int:domain_id>/", domains.domain_detail, name="domain"),
     path("portal/domains/<int:domain_id>/check/", domains.domain_check, name="domain-check"),

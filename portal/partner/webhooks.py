@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.accounts.selectors import plan_gate_message
+from mailcore.partners.selectors import account_has_feature
 from mailcore.throttle import ActionThrottled
 from mailcore.webhooks.delivery import AttemptResult, envelope_body
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
@@ -51,12 +52,12 @@ def _upgrade_page(request) -> HttpResponse:
 
 
 def webhooks_section(view):
-    """Signed in, and a plan with webhooks; other plans see the upgrade page."""
+    """Signed in, with webhooks (a plan with them, or a working partner); others see the upgrade page."""
 
     @login_required
     @wraps(view)
     def wrapped(request, *args, **kwargs):
-        if not request.user.account.plan.has_feature(FEATURE):
+        if not account_has_feature(account=request.user.account, feature=FEATURE):
             return _upgrade_page(request)
         return view(request, *args, **kwargs)
 
@@ -71,7 +72,7 @@ def endpoint_page(view):
     def wrapped(request, endpoint_id: int, *args, **kwargs):
         account = request.user.account
         endpoint = found_or_404(endpoint_get, "webhook endpoint", account=account, endpoint_id=endpoint_id)
-        if not account.plan.has_feature(FEATURE):
+        if not account_has_feature(account=account, feature=FEATURE):
             return _upgrade_page(request)
         return view(request, endpoint, *args, **kwargs)
 

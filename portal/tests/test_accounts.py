@@ -28,6 +28,16 @@ def test_sign_up_creates_an_account_on_the_free_plan_and_asks_to_verify(client):
     assert client.get("/").status_code == 302
 
 
+def test_the_verification_mail_greets_from_the_product_not_the_host(client):
+    client.post("/accounts/signup/", {"email": "dana@example.test", "password1": PASSWORD, "password2": PASSWORD},
+                HTTP_HOST="127.0.0.1:8211")
+    message = mail.outbox[0]
+    assert message.body.startswith("Hello from Mailwell!")
+    assert "Thank you for using Mailwell!" in message.body
+    assert message.subject.startswith("[Mailwell] ")
+    assert "127.0.0.1:8211!" not in message.body and "[127.0.0.1" not in message.subject
+
+
 def test_confirming_the_email_logs_in_and_opens_the_dashboard(client):
     client.post("/accounts/signup/", {"email": "dana@example.test", "password1": PASSWORD, "password2": PASSWORD})
     confirm = link_in(mail.outbox[0])

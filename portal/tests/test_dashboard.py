@@ -1,6 +1,9 @@
+import re
+
 import pytest
 
 from mailcore.partners.services import hosting_partner_enable
+from testkit.factories import make_domain
 
 pytestmark = pytest.mark.django_db
 
@@ -27,3 +30,36 @@ def test_pages_carry_security_headers(client, alice):
     assert "default-src 'self'" in response["Content-Security-Policy"]
     assert response["X-Frame-Options"] == "DENY"
     assert response["X-Content-Type-Options"] == "nosniff"
+
+
+def test_a_free_account_is_offered_only_what_its_plan_allows_and_told_how_to_get_domains(client, charlie):
+    client.force_login(charlie)
+    page = client.get("/").content.decode()
+    assert "Add your first domain" not in page and "add a domain first" not in page
+    assert ('Your own domains come with the hosting partner program: <a href="/portal/partner/apply/">see how to '
+            'become a partner</a>.') in page
+    # every link the dashboard's own content offers opens for this account (the upgrade pages are the menu's)
+    for url in re.findall(r'href="(/portal/[^"#?]*)"', page.split("<main", 1)[1]):
+        assert client.get(url).status_code == 200, url
+    domains = client.get("/portal/account/domains/").content.decode()
+    assert "No domains yet" in domains and 'href="/portal/partner/apply/"' in domains
+
+
+def test_an_accounts_own_domain_shows_its_dns_records_in_the_portal(client, alice):
+    make_domain(alice.account, "example.test")
+    client.force_login(alice)
+    dashboard = client.get("/").content.decode()
+    assert '<a href="/portal/account/domains/">See their DNS records</a>' in dashboard
+    assert '<a class="nav__link" href="/portal/account/domains/"' in dashboard or \
+        'href="/portal/account/domains/"' in dashboard.split("</nav>")[0]
+    page = client.get("/portal/account/domains/").content.decode()
+    assert "example.test" in page and "5 of 5 records right" in page
+    assert 'value="dkim._domainkey"' in page and 'value="v=DKIM1; k=rsa; p=' in page
+    assert page.count('<span class="visually-hidden">Status: </span>Found</span>') == 5
+
+
+def test_a_working_partner_is_sent_to_its_own_domain_pages(client, charlie):
+    hosting_partner_enable(account=charlie.account, status="active")
+    client.force_login(charlie)
+    response = client.get("/portal/account/domains/")
+    assert response.status_code == 302 and response["Location"] == "/portal/domains/"

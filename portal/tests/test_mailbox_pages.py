@@ -275,9 +275,33 @@ def test_without_a_free_slot_nothing_is_created_and_the_form_says_why(alice_clie
     MailboxSlot.objects.filter(partner=partner).delete()
     html = alice_client.post(NEW, {"domain": domain.pk, "local_part": "bea", "password": "long-enough",
                                    "plan_id": "pro"}).content.decode()
-    assert "You have no unused mailbox slot" in html
+    assert "You have no unused Pro slot, so this Pro mailbox was not created. Buy Pro slots" in html
     assert 'role="alert"' in html
     assert Mailbox.objects.count() == 0
+
+
+def test_a_pro_mailbox_without_pro_slots_names_the_plan_that_has_them_and_offers_it(alice_client, partner, domain):
+    MailboxSlot.objects.filter(partner=partner).update(plan_type="premium")
+    html = alice_client.post(NEW, {"domain": domain.pk, "local_part": "bea", "password": "long-enough",
+                                   "plan_id": "pro"}).content.decode()
+    assert ("You have no unused Pro slot, so this Pro mailbox was not created. Your unused slots are for Premium "
+            "(5 unused): create the mailbox on that plan, or buy Pro slots.") in html
+    assert 'href="/portal/mailboxes/new/?plan_id=premium&amp;funding_mode=slot">Create as Premium</a>' in html
+    assert 'href="/portal/billing/slots/?plan_type=pro">Buy Pro slots</a>' in html
+    assert re.search(r"<dt>Premium slots</dt><dd>5 unused</dd>", html)
+    assert re.search(r"<dt>Pro slots</dt><dd>0 unused</dd>", html)
+    assert Mailbox.objects.count() == 0
+    assert MailboxSlot.objects.filter(partner=partner, status="unused").count() == 5
+
+    created = alice_client.post(NEW, {"domain": domain.pk, "local_part": "bea", "password": "long-enough",
+                                      "plan_id": "premium"})
+    assert created.status_code == 302
+    assert PartnerMailbox.objects.get(mailbox__local_part="bea").plan_type == "premium"
+
+
+def test_buy_slots_for_the_missing_plan_opens_with_that_plan_chosen(alice_client, partner):
+    html = alice_client.get("/portal/billing/slots/?plan_type=premium").content.decode()
+    assert re.search(r'<input type="radio" name="plan_type" value="premium"[^>]*checked', html)
 
 
 def test_an_existing_address_is_refused_next_to_the_address(alice_client, partner_mailbox, domain):

@@ -15,9 +15,9 @@ from billing.models import LocalCheckout, Payment, Price, ProviderEventRecord, P
 from billing.money import Money
 from billing.providers.local import LocalProvider
 from billing.selectors.prices import price
-from mailcore.partners.models import HostingPartner
+from mailcore.partners.models import HostingPartner, MailboxSlot, PartnerMailbox
 from mailcore.partners.services import hosting_partner_enable
-from testkit.factories import PASSWORD, UserFactory, make_mailbox
+from testkit.factories import PASSWORD, UserFactory, make_domain, make_mailbox
 
 pytestmark = pytest.mark.django_db
 
@@ -111,27 +111,44 @@ def test_a_signed_in_user_who_is_not_staff_is_refused(client, alice):
         assert b"Operator console" not in response.content
 
 
-def test_a_staff_user_without_totp_is_sent_to_set_it_up_and_then_enters_a_code(client, staff):
+def test_a_staff_user_without_totp_sets_it_up_once_and_goes_on_to_the_console(client, staff):
     sign_in(client, staff)
     for url in (CONSOLE, "/admin/billing/price/"):
         response = client.get(url, follow=True, **HTML)
-        assert response.redirect_chain[1] == (ACTIVATE_TOTP, 302), url
-    # allauth asks for the password again before an authenticator is added, then shows the QR code
-    confirm = "/accounts/reauthenticate/?next=%2Faccounts%2F2fa%2Ftotp%2Factivate%2F"
-    assert response.redirect_chain[2:] == [(confirm, 302)]
+        # the password just typed is not asked for again: straight to the QR code
+        assert response.redirect_chain[1:] == [(ACTIVATE_TOTP, 302)], url
+        assert response.status_code == 200
     assert "The operator console needs two-factor authentication. Set up an authenticator app here, then " \
            "open the console again." in texts(response)
-    assert client.post(confirm, {"password": PASSWORD}, **HTML)["Location"] == ACTIVATE_TOTP
-    assert client.get(ACTIVATE_TOTP, **HTML).status_code == 200
+    # the pending secret stays the same across reloads until it is confirmed
     secret = client.session["mfa.totp.secret"]
-    assert client.post(ACTIVATE_TOTP, {"code": totp_code(secret)}, **HTML).status_code == 302
+    page = client.get(ACTIVATE_TOTP, **HTML).content.decode()
+    assert client.session["mfa.totp.secret"] == secret and f'value="{secret}"' in page
+    response = client.post(ACTIVATE_TOTP, {"code": totp_code(secret)}, follow=True, **HTML)
     assert Authenticator.objects.filter(user=staff, type=Authenticator.Type.TOTP).count() == 1
-
-    response = client.get(CONSOLE, follow=True, **HTML)
-    assert response.redirect_chain[-1] == ("/accounts/2fa/reauthenticate/?next=%2Fadmin%2F", 302)
-    response = client.post("/accounts/2fa/reauthenticate/?next=%2Fadmin%2F", {"code": totp_code(secret)}, **HTML)
-    assert response["Location"] == CONSOLE
+    assert '<a class="btn btn--primary btn--sm" href="/admin/">Continue to the operator console</a>' in \
+        response.content.decode()
+    # the code just entered was this session's second factor: the console opens
     assert client.get(CONSOLE, **HTML).status_code == 200
+
+
+def test_a_wrong_code_at_set_up_keeps_the_same_secret_and_adds_nothing(client, staff):
+    sign_in(client, staff)
+    client.get(ACTIVATE_TOTP, **HTML)
+    secret = client.session["mfa.totp.secret"]
+    response = client.post(ACTIVATE_TOTP, {"code": "000000" if totp_code(secret) != "000000" else "111111"}, **HTML)
+    assert response.status_code == 200
+    assert client.session["mfa.totp.secret"] == secret
+    assert not Authenticator.objects.filter(user=staff).exists()
+    assert client.get(CONSOLE, **HTML).status_code == 302
+
+
+def test_a_password_typed_long_ago_is_asked_for_again_before_an_authenticator_is_added(client, staff):
+    sign_in(client, staff)
+    with time_machine.travel(timezone.now() + timedelta(minutes=10)):
+        response = client.get(ACTIVATE_TOTP, **HTML)
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/reauthenticate/")
 
 
 def test_a_staff_user_with_totp_signs_in_with_a_code_and_reaches_the_console(client, staff, staff_secret):
@@ -368,3 +385,43 @@ def test_a_mailbox_page_shows_no_password_hash(console, alice):
     assert "ann@example.test" in page
     assert mailbox.password_hash not in page
     assert "password" not in page.split('id="content-main"')[1].lower()
+
+
+# labels
+
+
+def test_every_model_the_console_shows_has_a_plural_and_a_name_of_its_own(console, alice,
+                                                                          django_capture_on_commit_callbacks):
+    from billing.models import LedgerEntry, Payout, RetailPrice
+    from portal.console.sites import site
+
+    partner = hosting_partner_enable(account=alice.account, status=HostingPartner.Status.ACTIVE)
+    with django_capture_on_commit_callbacks(execute=True):
+        purchase = paid_plan(alice.account)
+    slot = MailboxSlot.objects.create(partner=partner, plan_type="pro")
+    domain = make_domain(alice.account, "acme.test")
+    partner_mailbox = PartnerMailbox.objects.create(
+        partner=partner, mailbox=make_mailbox(alice.account, "ann@acme.test"), plan_type="pro", status="active",
+        expires_at=NOW + timedelta(days=30))
+    RetailPrice.objects.create(partner=partner, plan_type="pro", currency="usd", amount_minor=1500)
+    payout = Payout.objects.create(partner=partner, currency="usd", amount_minor=700)
+    LedgerEntry.objects.create(partner=partner, currency="usd", amount_minor=-700, kind="payout", payout=payout,
+                               description="Payout requested")
+
+    index = console.get(CONSOLE, **HTML).content.decode()
+    assert "Ledger entries" in index and "Partner mailboxes" in index
+    labels = re.findall(r'<a href="/admin/\w+/\w+/">([^<]+)</a>', index)
+    assert len(labels) == len(site._registry)
+    assert [label for label in labels if re.search(r"(?:[^aeiou]ys|xs)\b", label.lower())] == []
+    for model in site._registry:
+        plural = str(model._meta.verbose_name_plural)
+        assert not plural.endswith(("ys", "xs", "chs", "shs", "ss")) or plural.endswith("ies"), plural
+        for instance in model.objects.all()[:3]:
+            assert " object (" not in str(instance), model
+    assert str(partner) == f"{alice.account.name} (partner, active)"
+    assert str(partner_mailbox) == "ann@acme.test (pro, active)"
+    assert str(slot) == f"Pro slot #{slot.pk}, 30 days (unused)"
+    assert str(payout) == f"Payout #{payout.pk} of $7.00 (requested)"
+    page = console.get(f"/admin/mailcore/hostingpartner/{partner.pk}/change/", **HTML).content.decode()
+    assert f"{alice.account.name} (partner, active)" in page and "HostingPartner object" not in page
+    assert str(purchase) and str(domain) == "acme.test"

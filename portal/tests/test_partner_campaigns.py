@@ -11,7 +11,7 @@ from billing.services.mailboxes import partner_mailbox_open
 from mailcore.accounts.models import Plan
 from mailcore.campaigns.engine import campaigns_run_due
 from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment, StepDelivery
-from mailcore.campaigns.services import campaign_create, campaign_send, step_add
+from mailcore.campaigns.services import campaign_create, campaign_send, step_add, step_update
 from mailcore.contacts.services import client_address_book, contact_create, group_create
 from mailcore.outbound.models import OutboundMessage
 from mailcore.partners.models import PartnerClient
@@ -301,6 +301,38 @@ def test_a_test_send_sends_one_marked_message_and_enrols_nobody(alice_client, pa
     assert not Enrollment.objects.exists() and not StepDelivery.objects.exists()
     campaign.refresh_from_db()
     assert campaign.status == "draft"
+
+
+def test_a_test_send_to_an_address_outside_the_book_is_personalised_for_the_groups_first_contact(
+        alice_client, partner_mailbox, campaign, book):
+    campaign.group = book.groups.get(name="Customers")
+    campaign.save(update_fields=["group"])
+    step = campaign.steps.get()
+    step_update(step=step, subject="{{first_name}}, pre-order", body_html="<p>Dear {{ name | friend }}</p>")
+    alice_client.post(url(partner_mailbox, f"{campaign.pk}/test/"), {"to": "me@tester.test", "step": str(step.pk)})
+    message = OutboundMessage.objects.get()
+    assert message.payload["subject"] == "[Test] Person, pre-order"
+    assert "Dear Person 0" in message.payload["body_html"]
+    assert message.payload["to"] == ["me@tester.test"]
+
+
+def test_with_nobody_in_the_audience_tests_and_previews_use_the_built_in_sample_and_fallbacks(
+        alice_client, partner_mailbox, campaign, book):
+    book.contacts.all().delete()
+    step = campaign.steps.get()
+    step_update(step=step, subject="{{first_name}}, pre-order", body_html="<p>Hi {{first_name|there}}, {{email}}</p>")
+    page = alice_client.get(url(partner_mailbox, f"{campaign.pk}/")).content.decode()
+    assert "{{" not in html.unescape(re.search(r'\ssrcdoc="([^"]*)"', page).group(1))
+    assert "Hi Alex, alex.sample@example.com" in html.unescape(page)
+    assert "Alex, pre-order<span class=\"text-xs text-subtle campaign-step__template\"> Written as: {{first_name}}, " \
+           "pre-order</span>" in page
+    assert "As an example contact, Alex Sample, would get it (no contacts in this audience yet)" in page
+
+    alice_client.post(url(partner_mailbox, f"{campaign.pk}/test/"), {"to": "me@tester.test", "step": str(step.pk)})
+    message = OutboundMessage.objects.get()
+    assert message.payload["subject"] == "[Test] Alex, pre-order"
+    # the footer's unsubscribe link is the tester's own, never the sample's
+    assert "alex.sample" not in re.search(r"/u/[^\"'<> ]*", message.payload["body_html"]).group(0)
 
 
 def test_a_test_send_to_a_bad_address_shows_the_error_and_sends_nothing(alice_client, partner_mailbox, campaign):

@@ -538,3 +538,21 @@ def test_the_dashboard_of_a_non_partner_keeps_its_overview_and_offers_nothing_pa
     assert "API keys" in page and "Get started" in page
     assert "Needs attention" not in page
     assert f'href="{APPLY}">Become a partner</a>' in page
+
+
+def test_the_demo_partners_verified_domain_never_reads_not_checked_yet(client):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    call_command("seed_demo", stdout=StringIO())
+    assert client.post("/accounts/login/", {"login": "partner@mailwell.test", "password": "partner-pass-2026"}
+                       ).status_code == 302
+    page = html(client.get(DOMAINS))
+    row = re.search(r"<tr[^>]*>(?:(?!</tr>).)*acme-bakery\.test(?:(?!</tr>).)*</tr>", page, re.S).group(0)
+    assert "Verified" in row and "5 of 5 records right" in row
+    assert "Not checked yet" not in row
+    domain = Domain.objects.get(name="acme-bakery.test")
+    detail = html(client.get(f"{DOMAINS}{domain.pk}/"))
+    assert detail.count("<span class=\"visually-hidden\">Status: </span>Found</span>") == 5
+    assert "Not checked" not in detail.split('id="mail-apps-dns"')[0]

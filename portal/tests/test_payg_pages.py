@@ -10,9 +10,10 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from billing.models import LedgerEntry, Payout, Purchase, RetailPrice
+from billing.models import LedgerEntry, Payment, Payout, Purchase, RetailPrice
 from billing.providers.local import LocalProvider
 from billing.services.ledger import balances, payout_request
 from billing.services.partners import partner_approve
@@ -103,12 +104,23 @@ def texts(response) -> list[str]:
 # retail prices
 
 
-def test_the_pricing_page_lists_every_plan_and_currency_with_wholesale_and_not_set(portal):
+def test_the_pricing_page_lists_every_plan_in_the_partners_currency_only(portal):
     page = portal.get(PRICING).content.decode()
 
-    for wholesale in ("$2.00", "₦3,000.00", "$5.00", "₦7,500.00"):
+    for wholesale in ("$2.00", "$5.00"):
         assert wholesale in page
-    assert page.count("not set") == 4
+    assert "₦" not in page and "NGN" not in page
+    assert page.count("not set") == 2
+    assert '<input type="hidden" name="currency" value="usd"' in page
+    assert "In USD, your billing currency: your customers pay in it." in page
+
+
+def test_a_price_in_another_currency_is_refused_and_nothing_is_saved(portal, partner):
+    response = portal.post(PRICING, {"plan_type": "pro", "currency": "ngn", "retail_price": "9000"})
+
+    assert response.status_code == 422
+    assert "Select a valid choice" in str(response.context["form"].errors["currency"])
+    assert not RetailPrice.objects.exists()
 
 
 def test_setting_a_retail_price_shows_it_with_its_margin(portal, partner):
@@ -118,15 +130,15 @@ def test_setting_a_retail_price_shows_it_with_its_margin(portal, partner):
     assert (row.plan_type, row.currency, row.amount_minor) == ("pro", "usd", 750)
     assert texts(response) == ["Pro mailboxes now cost your customers $7.50 a month; you keep $5.50 of each payment."]
     page = response.content.decode()
-    assert "<strong>$7.50</strong>" in page and "$5.50" in page and page.count("not set") == 3
+    assert "<strong>$7.50</strong>" in page and "$5.50" in page and page.count("not set") == 1
 
 
 def test_a_price_below_wholesale_is_refused_next_to_the_field_naming_the_rate(portal, partner):
-    response = portal.post(PRICING, {"plan_type": "premium", "currency": "ngn", "retail_price": "7000"})
+    response = portal.post(PRICING, {"plan_type": "premium", "currency": "usd", "retail_price": "4.99"})
 
     assert response.status_code == 422
     assert response.context["form"].errors == {
-        "retail_price": ["At least the wholesale rate for Premium in NGN: ₦7,500.00 a month."]}
+        "retail_price": ["At least the wholesale rate for Premium in USD: $5.00 a month."]}
     assert not RetailPrice.objects.exists()
 
 
@@ -138,9 +150,9 @@ def test_a_price_with_more_than_two_decimals_is_refused(portal):
 
 
 def test_the_set_link_of_a_row_fills_the_form_for_it(portal):
-    form = portal.get(f"{PRICING}?plan_type=premium&currency=ngn").context["form"]
+    form = portal.get(f"{PRICING}?plan_type=premium").context["form"]
 
-    assert (form["plan_type"].value(), form["currency"].value()) == ("premium", "ngn")
+    assert (form["plan_type"].value(), form["currency"].value()) == ("premium", "usd")
 
 
 # creating a pay-as-you-go mailbox
@@ -375,6 +387,34 @@ def test_the_earnings_page_shows_the_margin_of_the_payment(portal, paid):
     assert [row["amount"] for row in response.context["entries"]] == ["+$5.50"]
     page = response.content.decode()
     assert "Margin: ann@acme.test: Pro mailbox, monthly" in page
+
+
+def test_a_customers_payment_is_under_earnings_and_not_in_the_partners_own_payment_history(portal, paid):
+    earnings = portal.get(EARNINGS).content.decode()
+    table = earnings.split('id="customer-payments-heading"', 1)[1].split("</table>", 1)[0]
+    assert f'<a href="/portal/mailboxes/{paid.pk}/">ann@acme.test</a>' in table and "$7.50" in table
+
+    billing = portal.get("/portal/billing/")
+    assert list(billing.context["payments"].object_list) == []
+    assert "$7.50" not in billing.content.decode()
+    receipt = Payment.objects.get(purchase__partner_mailbox=paid)
+    assert portal.get(f"/portal/billing/payments/{receipt.pk}/receipt/").status_code == 404
+
+
+def test_a_usd_partner_is_offered_payouts_in_usd_only_and_an_ngn_request_changes_nothing(portal, partner):
+    LedgerEntry.objects.create(partner=partner, currency="usd", amount_minor=5_000, kind="margin", description="m")
+    page = portal.get(EARNINGS).content.decode()
+    form = page.split('id="payout-form"', 1)[1].split("</form>", 1)[0]
+    assert '<input type="hidden" name="currency" value="usd"' in form and "ngn" not in form.lower()
+    assert "In USD, your billing currency." in form and "At least $20.00." in form and "₦" not in form
+
+    response = portal.post(EARNINGS, {"amount": "30", "currency": "ngn"})
+    assert response.status_code == 422 and "currency" in response.context["form"].errors
+    with pytest.raises(ValidationError) as refused:
+        payout_request(partner=partner, amount_minor=3_000, currency="ngn")
+    assert refused.value.message_dict == {
+        "currency": ["your earnings are in your billing currency, USD, and are paid out in it"]}
+    assert not Payout.objects.exists() and LedgerEntry.objects.count() == 1
 
 
 def test_a_payout_request_reserves_the_amount(portal, partner):

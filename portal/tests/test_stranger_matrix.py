@@ -61,6 +61,7 @@ ROUTES = {
     "contacts/<int:contact_id>": "api",
     "calendar/<int:event_id>": "api",
     "labels/<int:label_id>": "api",
+    "domains/<int:domain_id>": "api",
     "mail/scheduled/<int:scheduled_id>": "api",
     "mail/templates/<int:template_id>": "api",
     "webhooks/<int:webhook_id>": "api",
@@ -304,7 +305,8 @@ class World:
         template = self._template(alice)
         self.api_values = {"key_id": key.pk, "uid": uid, "index": 2, "contact_id": own_contact.pk,
                            "event_id": event.pk, "label_id": label, "scheduled_id": scheduled.pk,
-                           "template_id": template, "webhook_id": endpoint.pk, "delivery_id": delivery.pk}
+                           "template_id": template, "webhook_id": endpoint.pk, "delivery_id": delivery.pk,
+                           "domain_id": domain.pk}
         self.api_query = f"?email={mailbox.address}&folder=Secret"
         self.hosting_values = {"domain_id": domain.pk, "client_id": client.pk, "mailbox_id": box.pk,
                                "rule_id": rule.pk, "alias_id": alias.pk, "group_id": group.pk,

@@ -355,6 +355,20 @@ def test_a_plan_without_webhooks_sees_the_upgrade_page(client, charlie):
     assert WebhookEndpoint.objects.count() == 0
 
 
+def test_an_approved_partner_on_the_free_plan_is_offered_webhooks_and_the_dashboard_says_so(client, charlie):
+    from mailcore.partners.services import hosting_partner_enable
+
+    hosting_partner_enable(account=charlie.account, status="active")
+    client.force_login(charlie)
+    page = client.get(LIST)
+    assert page.status_code == 200 and "Webhooks needs the Premium plan" not in page.content.decode()
+    response = client.post(LIST, {"url": "https://hooks.example.com/in", "events": ["partner_mailbox.created"]})
+    assert response.status_code in (200, 302)
+    assert WebhookEndpoint.objects.filter(account=charlie.account).count() == 1
+    dashboard = client.get("/").content.decode()
+    assert '<span class="visually-hidden">Included: </span>Webhooks' in dashboard
+
+
 @pytest.mark.parametrize("method, suffix", [
     ("get", ""), ("get", "rotate-secret/"), ("get", "delete/"), ("post", "active/"), ("post", "test/"),
     ("post", "rotate-secret/"), ("post", "delete/"), ("post", "deliveries/{delivery}/retry/"),

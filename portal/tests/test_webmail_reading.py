@@ -158,3 +158,17 @@ def test_another_mailbox_and_missing_messages_are_not_found(client, owner, alice
                  f"/webmail/folders/INBOX/messages/{uid}/original/", "/webmail/folders/Nowhere/messages/1/"):
         assert client.get(path).status_code == 404, path
     assert client.post(f"/webmail/folders/INBOX/messages/{uid}/actions/", {"action": "read"}).status_code == 404
+
+
+def test_move_to_starts_on_a_neutral_choice_and_moving_without_a_folder_changes_nothing(signed_in, owner):
+    uid = deliver(owner, make_message("Quarterly report", to=owner.address))
+    page = signed_in.get(f"/webmail/folders/INBOX/messages/{uid}/").content.decode()
+    select = re.search(r'<select id="move-target" name="target"[^>]*>(.*?)</select>', page, re.S).group(1)
+    options = re.findall(r'<option value="([^"]*)"( selected)?>([^<]*)</option>', select)
+    assert options[0] == ("", " selected", "Move to…")
+    assert [selected for _, selected, _ in options[1:]] == [""] * (len(options) - 1)
+
+    response = signed_in.post(f"/webmail/folders/INBOX/messages/{uid}/actions/", {"action": "move", "target": ""},
+                              follow=True)
+    assert "Nothing was changed: Choose the folder to move the message to." in html.unescape(response.content.decode())
+    assert [found.uid for found in store_for(owner).list("INBOX").messages] == [uid]

@@ -282,7 +282,8 @@ class BulkForm(forms.Form):
         if action in {"label", "unlabel"} and not data.get("label"):
             self.add_error("label", "Choose a label.")
         if not data.get("uids") and not data.get("all_matching"):
-            raise ValidationError("Select at least one message.")
+            raise ValidationError("Nothing was changed: select at least one message first (tick the box beside "
+                                  "it).")
         return data
 
 
@@ -332,12 +333,13 @@ def bulk(request, mailbox, name: str):
 
 def _bulk_answer(request, mailbox, name: str, back: str, text: str, *, ok: bool):
     """Without JavaScript: back to the list with the outcome as a message. With htmx: the list
-    region again, with the outcome in its aria-live status line."""
+    region again, with the outcome in its aria-live status line (and a refusal as an alert above the
+    list). A refusal is a 200 there: htmx swaps no 4xx answer, so a 422 would show nothing."""
     if request.htmx:
         request.GET = QueryDict(request.POST.get("query", ""))
         context, status = _listing_context(request, mailbox, name)
         context["outcome"], context["outcome_ok"] = text, ok
-        return render(request, "webmail/folder.html#mail-list", context, status=200 if ok else 422)
+        return render(request, "webmail/folder.html#mail-list", context)
     (messages.success if ok else messages.error)(request, text)
     return redirect(back)
 
