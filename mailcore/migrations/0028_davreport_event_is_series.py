@@ -18,7 +18,7 @@ def fill_is_series(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("mailcore", "0023_outcome_window_indexes")]
+    dependencies = [("mailcore", "0025_sessions_credential_stamps")]
 
     operations = [
         migrations.AddField(

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('mailcore', '0023_outcome_window_indexes'),
+        ('mailcore', '0028_davreport_event_is_series'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('mailcore', '0023_outcome_window_indexes'),
+        ('mailcore', '0030_failures_send_failure'),
     ]
 
     operations = [
