@@ -32,6 +32,7 @@ from imapclient.response_types import Address, BodyData, Envelope
 from imapclient.util import chunk
 
 from mailcore.paging import page_window
+from mailcore.remotemail import ProviderError, imap_open
 from mailcore.store.base import (
     DEFAULT_FOLDERS,
     FLAGGED,
@@ -407,18 +408,29 @@ _ALONGSIDE = _Alongside()
 
 class ImapStore:
     def __init__(self, host: str, port: int, username: str, password: str, tls: bool, timeout: float, *,
-                 pooled: bool = False, usage_clone: str | None = None):
+                 pooled: bool = False, usage_clone: str | None = None, remote: bool = False):
         """usage_clone: the address our Dovecot copies this mailbox's usage under (dovecot_quota);
-        None for a mailbox at another provider."""
+        None for a mailbox at another provider. remote: a server the caller named (a connected
+        mailbox's provider), reached only at a checked public address (mailcore.remotemail), whose
+        words on connecting are not repeated."""
         self.host, self.port, self.tls, self.timeout = host, port, tls, timeout
         self.username, self.password = username, password
         self.pooled = pooled
         self.usage_clone = usage_clone
+        self.remote = remote
 
     def __repr__(self) -> str:
         return f"ImapStore({self.username!r} at {self.host}:{self.port})"
 
     def _connect(self) -> IMAPClient:
+        if self.remote:
+            try:
+                client = imap_open(self.host, self.port, self.tls, self.username, self.password,
+                                   connect_timeout=settings.CONNECTED_MAILBOX_CHECK_SECONDS, read_timeout=self.timeout)
+            except ProviderError as error:
+                raise StoreUnavailable(str(error)) from None
+            client.normalise_times = False
+            return client
         try:
             client = IMAPClient(self.host, port=self.port, ssl=self.tls, timeout=self.timeout)
         except (OSError, IMAPClientError) as exc:
@@ -448,7 +460,8 @@ class ImapStore:
             yield client
             broken = False
         except (IMAPClientAbortError, OSError) as exc:
-            raise StoreUnavailable(f"lost the connection to the mail server {self.host}: {exc}") from None
+            said = "" if self.remote else f": {exc}"
+            raise StoreUnavailable(f"lost the connection to the mail server {self.host}{said}") from None
         except IMAPClientError as exc:
             broken = False  # the server refused a command; the connection is fine
             raise _error(exc) from None
