@@ -163,6 +163,12 @@ def smtp_open(server: SmtpServer, *, timeout: float, deadline: Deadline | None =
         raise ProviderError("smtp_host", f"no SMTP submission server answered at {server.host}:{server.port}"
                                          f"{'' if server.security == 'none' else ' over TLS'}") from None
     if server.username:
+        # One mechanism only: smtplib would try the next after a refusal, on a connection many
+        # servers close after a failed AUTH (a refused login would read as a server gone away).
+        advertised = client.esmtp_features.get("auth", "").upper().split()
+        chosen = next((mechanism for mechanism in ("PLAIN", "LOGIN", "CRAM-MD5") if mechanism in advertised), None)
+        if chosen:
+            client.esmtp_features["auth"] = chosen
         try:
             client.login(server.username, server.password)
         except (smtplib.SMTPAuthenticationError, smtplib.SMTPNotSupportedError):
