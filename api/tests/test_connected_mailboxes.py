@@ -330,7 +330,8 @@ def test_internal_hosts_are_refused_without_a_connection(charlie_api, settings, 
     assert response.status_code == 422
     [message] = response.json()["errors"]["imap_host"]
     assert "cannot be used: give the name of a mail server reachable on the public internet" in message
-    assert message == f"{host.strip('[]')} cannot be used: give the name of a mail server reachable on the public internet"
+    assert message == (f"{host.strip('[]')} cannot be used: give the name of a mail server reachable on the public "
+                       "internet")
     assert accepted == []
 
 
@@ -425,3 +426,16 @@ def test_a_webhook_to_an_internal_name_is_refused_without_saying_what_it_resolve
     test = alice_api.post(f"/webhooks/{endpoint['id']}/test").json()
     assert test["delivered"] is False
     assert test["error"] == "localhost does not resolve to a public address"
+
+
+def test_the_openapi_schema_states_the_connect_confirm_and_disconnect_calls(api):
+    paths = api.get("/openapi.json").json()["paths"]
+    connect = paths["/mailboxes/connected"]["post"]
+    assert {"201", "202", "422", "429", "4XX"} <= set(connect["responses"])
+    assert set(paths["/mailboxes/connected/confirm"]["post"]["responses"]) >= {"201", "422"}
+    assert "204" in paths["/mailboxes/connected/{mailbox_id}"]["delete"]["responses"]
+    schema = api.get("/openapi.json").json()["components"]["schemas"]
+    connect_input = schema[connect["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]]
+    assert schema["SmtpSecurityEnum"]["enum"] == ["starttls", "tls", "none"]
+    assert connect_input["properties"]["smtp_security"]["allOf"] == [{"$ref": "#/components/schemas/SmtpSecurityEnum"}]
+    assert set(connect_input["required"]) == {"email", "imap_host", "username", "password"}

@@ -9,8 +9,8 @@ from rest_framework.views import APIView
 from api.inputs import HostnameField, StrictInput
 from api.permissions import request_account
 from api.serializers import MailboxOutput
-from mailcore.inbox.connected import (CODE_ATTEMPTS, CODE_LIFETIME, connected_mailbox_get, mailbox_connect, mailbox_connect_confirm,
-                                      mailbox_disconnect)
+from mailcore.inbox.connected import (CODE_ATTEMPTS, CODE_LIFETIME, connected_mailbox_get, mailbox_connect,
+                                      mailbox_connect_confirm, mailbox_disconnect)
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import mailbox_get_by_address, mailbox_list
 from mailcore.remotemail import SMTP_SECURITY
@@ -61,7 +61,8 @@ class ConfirmInput(StrictInput):
 class MailboxListApi(APIView):
     required_scopes = {"GET": "mailboxes:read", "POST": "mailboxes:write"}
 
-    @extend_schema(tags=["mailboxes"], responses={200: MailboxOutput(many=True)}, summary="List the account's mailboxes")
+    @extend_schema(tags=["mailboxes"], responses={200: MailboxOutput(many=True)},
+                   summary="List the account's mailboxes")
     def get(self, request):
         return Response(MailboxOutput(mailbox_list(account=request_account(request)), many=True).data)
 
@@ -78,8 +79,8 @@ class MailboxConnectApi(APIView):
         "seconds; servers must be on public addresses, and an answer never repeats what a server said. Then "
         "201: the mailbox is connected, when this account has verified the address's domain; or 202: a code "
         "was mailed to the address, and the mailbox is connected once `POST /mailboxes/connected/confirm` "
-        f"gets it (within {CODE_MINUTES} minutes, {CODE_ATTEMPTS} tries). Posting again for the same address mails a new "
-        "code. Mail from a connected mailbox goes through its provider's submission server (no send quota "
+        f"gets it (within {CODE_MINUTES} minutes, {CODE_ATTEMPTS} tries). Posting again for the same address mails "
+        "a new code. Mail from a connected mailbox goes through its provider's submission server (no send quota "
         "here), or through our relay, counted against the quota, when the account verified its domain and "
         "gave no smtp_host. 422 for an address that cannot be connected (hosted here), a server that cannot "
         "be reached or refuses the login; 409 when it is already connected in this account; 429 past the "
@@ -102,8 +103,8 @@ class MailboxConnectConfirmApi(APIView):
         request=ConfirmInput,
         responses={201: MailboxOutput},
         summary="Confirm a connected mailbox with the code mailed to its address",
-        description=f"422 for a wrong code (after {CODE_ATTEMPTS} wrong codes, or {CODE_MINUTES} minutes, connect again "
-        "for a new one).",
+        description=f"422 for a wrong code (after {CODE_ATTEMPTS} wrong codes, or {CODE_MINUTES} minutes, connect "
+        "again for a new one).",
     )
     def post(self, request):
         data = ConfirmInput(data=request.data)

@@ -30,7 +30,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 from mailcore.accounts.models import Account
 from mailcore.domains.hosted import hosted_domain
-from mailcore.domains.names import InvalidHostname, hostname_to_ascii
+from mailcore.domains.names import InvalidHostname, address_to_ascii, hostname_to_ascii
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.fieldcrypt import decrypt, encrypt
 from mailcore.mailboxes.models import Alias, ConnectionVerification, Mailbox
@@ -85,10 +85,11 @@ class Connection:
 
 
 def _clean_address(email: str) -> str:
-    email = (email or "").strip().lower()
+    """Lower-case, its domain in ASCII (as hosted addresses are kept), so every check compares alike."""
     try:
+        email = address_to_ascii((email or "").strip().lower())
         validate_email(email)
-    except ValidationError:
+    except (ValidationError, InvalidHostname):
         raise ValidationError({"email": ["enter a valid email address"]}) from None
     return email
 

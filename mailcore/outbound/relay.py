@@ -5,7 +5,8 @@ says); hosted recipients come back to our listener through the MTA. Without it (
 recipients on hosted domains are delivered by the `local` delivery the caller hands in (inbound's,
 which sits above this module) and the rest are written to the local outbox: one file per message, DATA_DIR/outbox/<UTC timestamp>-<uuid>.eml, holding
 the message bytes unchanged after one `X-Outbox-Envelope-From` header and one
-`X-Outbox-Envelope-To` header per recipient, so any mail client opens it.
+`X-Outbox-Envelope-To` header per recipient, so any mail client opens it. A Relay given a
+connected mailbox's own submission server hands everything to that server instead.
 """
 import os
 import select
