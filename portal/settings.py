@@ -421,6 +421,8 @@ if PRODUCTION and CONNECTED_MAILBOX_ALLOW_LOOPBACK:
     raise ImproperlyConfigured("CONNECTED_MAILBOX_ALLOW_LOOPBACK is for development and tests only")
 # How long connecting may wait on the provider's servers, all checks together (seconds).
 CONNECTED_MAILBOX_CHECK_SECONDS = env_int("CONNECTED_MAILBOX_CHECK_SECONDS", 5)
+# The longest one operation on a connected mailbox's provider may take (reading /inbox), connecting included.
+CONNECTED_MAILBOX_SESSION_SECONDS = env_int("CONNECTED_MAILBOX_SESSION_SECONDS", 30)
 # Per account and hour: connection attempts (each logs in to servers the caller named) and
 # verification codes mailed to addresses the caller named; past them 429 with Retry-After.
 CONNECTED_MAILBOX_CHECKS_PER_HOUR = env_int("CONNECTED_MAILBOX_CHECKS_PER_HOUR", 10)
