@@ -419,6 +419,19 @@ def test_codes_mailed_are_limited_per_account(provider, settings):
     assert len(mail.outbox) == 1 and ConnectionVerification.objects.count() == 1
 
 
+def test_connections_never_confirmed_are_forgotten_with_their_logins(charlie):
+    from mailcore.fieldcrypt import encrypt as seal
+    from mailcore.sweep import job_named, job_run
+
+    now = timezone.now()
+    for address, expires_at in (("old@elsewhere.test", now - timedelta(minutes=1)),
+                                ("new@elsewhere.test", now + timedelta(minutes=10))):
+        ConnectionVerification.objects.create(account=charlie.account, address=address, settings_encrypted=seal("{}"),
+                                              code_hash="x", expires_at=expires_at)
+    assert job_run(job_named("purge-expired-connection-codes")) == 1
+    assert list(ConnectionVerification.objects.values_list("address", flat=True)) == ["new@elsewhere.test"]
+
+
 # disconnecting
 
 

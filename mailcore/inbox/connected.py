@@ -264,6 +264,12 @@ def mailbox_connect_confirm(*, account: Account, email: str, code: str) -> Mailb
     return _create_mailbox(account, address, connection)
 
 
+def connection_verifications_purge_expired() -> int:
+    """Forget connections whose code was never confirmed in time, and the logins they kept."""
+    deleted, _ = ConnectionVerification.objects.filter(expires_at__lte=timezone.now()).delete()
+    return deleted
+
+
 def mailbox_disconnect(*, mailbox: Mailbox) -> None:
     """Forget a connected mailbox and its logins (the mail stays at its provider); a hosted
     mailbox is not this call's to delete."""
