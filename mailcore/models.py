@@ -5,7 +5,7 @@ from mailcore.apikeys.models import ApiKey, ApiKeyDailyUsage, SessionToken
 from mailcore.domains.models import DkimKey, Domain
 from mailcore.events.models import Event
 from mailcore.inbound.models import ThreadIndex
-from mailcore.mailboxes.models import Alias, ForwardingRule, Label, Mailbox
+from mailcore.mailboxes.models import Alias, ConnectionVerification, ForwardingRule, Label, Mailbox
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
 from mailcore.store.models import StoredFolder, StoredMessage
 from mailcore.sending.models import MailTemplate, SendFailure
@@ -43,6 +43,7 @@ __all__ = [
     "Domain",
     "Event",
     "HostingPartner",
+    "ConnectionVerification",
     "Mailbox",
     "MailboxDailyUsage",
     "MailboxHourlySends",

@@ -59,6 +59,7 @@ JOBS = [
     Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),
     Job("purge-old-vacation-answers", "mailcore.webmail.filters:vacation_answers_purge", 3600),
     Job("purge-expired-session-tokens", "mailcore.apikeys.sessions:session_tokens_purge_expired", 3600),
+    Job("purge-expired-connection-codes", "mailcore.inbox.connected:connection_verifications_purge_expired", 3600),
 ]
 
 

@@ -434,6 +434,19 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 50 * 1024 *
 WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
 if PRODUCTION and WEBHOOK_ALLOW_PRIVATE:
     raise ImproperlyConfigured("WEBHOOK_ALLOW_PRIVATE is for development and tests only")
+# Connected mailboxes: their IMAP and SMTP servers are reached only at public addresses (the
+# webhooks' policy); loopback only with this on (tests and development only).
+CONNECTED_MAILBOX_ALLOW_LOOPBACK = env_bool("CONNECTED_MAILBOX_ALLOW_LOOPBACK", False)
+if PRODUCTION and CONNECTED_MAILBOX_ALLOW_LOOPBACK:
+    raise ImproperlyConfigured("CONNECTED_MAILBOX_ALLOW_LOOPBACK is for development and tests only")
+# How long connecting may wait on the provider's servers, all checks together (seconds).
+CONNECTED_MAILBOX_CHECK_SECONDS = env_int("CONNECTED_MAILBOX_CHECK_SECONDS", 5)
+# The longest one operation on a connected mailbox's provider may take (reading /inbox), connecting included.
+CONNECTED_MAILBOX_SESSION_SECONDS = env_int("CONNECTED_MAILBOX_SESSION_SECONDS", 30)
+# Per account and hour: connection attempts (each logs in to servers the caller named) and
+# verification codes mailed to addresses the caller named; past them 429 with Retry-After.
+CONNECTED_MAILBOX_CHECKS_PER_HOUR = env_int("CONNECTED_MAILBOX_CHECKS_PER_HOUR", 10)
+CONNECTED_MAILBOX_CODES_PER_HOUR = env_int("CONNECTED_MAILBOX_CODES_PER_HOUR", 5)
 # Extra certificate authorities (a PEM file) trusted for webhook endpoints, besides the system's.
 WEBHOOK_CA_BUNDLE = env_str("WEBHOOK_CA_BUNDLE")
 WEBHOOK_TIMEOUT_SECONDS = 10

@@ -88,6 +88,11 @@ STATE_REFUSALS = re.compile("|".join([
     r"exists already|already",  # a name or address taken by an earlier request
     r"hosting partner account",  # partner scopes asked for by an account that is no partner
     r"could not log in",  # a connected mailbox's server, which the fuzzer's host names never are
+    r"mail server reachable on the public internet|no (IMAP|SMTP submission) server answered|stopped answering"
+    r"|refused this username",  # likewise, and the fuzzer's addresses are no public servers
+    r"cannot be connected here",  # an address hosted here (the demo's domains)
+    r"no code is waiting|wrong code",  # a connected mailbox's code, which only its address's mail holds
+    r"without its provider's submission server",  # a connected mailbox that cannot send
     r"set by an operator",  # the demo premium plan is an operator's grant, not a subscription to change
     r"accounts only",
     r"may not be before",  # an end before its start: a rule between two fields

@@ -19,7 +19,7 @@ class AliasTaken(DomainError):
 
 
 def _address_taken(address: str) -> bool:
-    return (Mailbox.objects.filter(address__iexact=address).exists()
+    return (Mailbox.objects.filter(address__iexact=address, kind=Mailbox.Kind.MANAGED).exists()
             or Alias.objects.filter(address__iexact=address).exists())
 
 

@@ -10,7 +10,11 @@ class Mailbox(models.Model):
     `managed` mailboxes live on our store (Dovecot, or the embedded store) and Dovecot reads them
     through the `dovecot_users` view; their password hash is a scheme Dovecot verifies itself.
     `connected` mailboxes live at another provider and are reached over IMAP with the owner's
-    credentials, encrypted at rest; they relay through that provider and have no send quota.
+    credentials, encrypted at rest; they exist only once the account proved it owns the address
+    (a code mailed to it, or its domain verified by the account). They send through their
+    provider's submission server, or through the platform relay (with quota) when the account has
+    verified the address's domain. A managed address is unique on the platform; a connected one
+    only within its account, so it never stands in the way of the address's real host.
     """
 
     class Kind(models.TextChoices):
@@ -21,7 +25,7 @@ class Mailbox(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.MANAGED)
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="mailboxes", null=True, blank=True)
     local_part = models.CharField(max_length=64)
-    address = models.CharField(max_length=320, unique=True)
+    address = models.CharField(max_length=320, db_index=True)
     display_name = models.CharField(max_length=200, blank=True)
     signature_html = models.TextField(blank=True)
     password_hash = models.CharField(max_length=255, blank=True)
@@ -39,11 +43,22 @@ class Mailbox(models.Model):
     imap_session_verified_at = models.DateTimeField(
         null=True, blank=True, help_text="Last successful IMAP login: the agent tools' 'cached session'."
     )
+    smtp_host = models.CharField(max_length=253, blank=True,
+                                 help_text="Connected mailboxes: the provider's submission server (empty: none given).")
+    smtp_port = models.PositiveIntegerField(null=True, blank=True)
+    smtp_security = models.CharField(max_length=8, blank=True, help_text="starttls, tls (implicit) or none.")
+    smtp_username = models.CharField(max_length=320, blank=True)
+    smtp_password_encrypted = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["address"]
         verbose_name_plural = "mailboxes"
+        constraints = [
+            models.UniqueConstraint(fields=["address"], condition=models.Q(kind="managed"),
+                                    name="mailbox_managed_address_unique"),
+            models.UniqueConstraint(fields=["account", "address"], name="mailbox_address_unique_per_account"),
+        ]
 
     def __str__(self) -> str:
         return self.address
@@ -59,6 +74,26 @@ class Mailbox(models.Model):
     @property
     def is_managed(self) -> bool:
         return self.kind == self.Kind.MANAGED
+
+
+class ConnectionVerification(models.Model):
+    """A connected mailbox waiting for the code mailed to its address: not a mailbox until
+    confirmed, so nothing is read or sent in its name before the account proved the address is its."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="connection_verifications")
+    address = models.CharField(max_length=320)
+    settings_encrypted = models.TextField(help_text="The connection's servers and logins (JSON), encrypted.")
+    code_hash = models.CharField(max_length=128)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["account", "address"], name="connection_verification_once")]
+
+    def __str__(self) -> str:
+        return f"{self.address} (waiting for its code)"
 
 
 class Alias(models.Model):

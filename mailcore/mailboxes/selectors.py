@@ -2,6 +2,7 @@
 from django.db.models import Q, QuerySet
 
 from mailcore.accounts.models import Account
+from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Alias, Label, Mailbox
 
 SUBADDRESS_DELIMITER = "+"
@@ -34,16 +35,33 @@ def is_own_address(address: str, own: set[str]) -> bool:
 
 
 def mailbox_reached_by(address: str) -> Mailbox | None:
-    """The mailbox an address reaches, of any account: its own address, an alias, or a subaddress
-    of either; with its account and plans (delivery reads the quota, sending the limits)."""
+    """The hosted mailbox an address reaches, of any account: its own address, an alias, or a
+    subaddress of either; with its account and plans (delivery reads the quota, sending the
+    limits). A connected mailbox is reached at its provider, never here."""
     for candidate in dict.fromkeys([address, without_subaddress(address)]):
-        mailbox = Mailbox.objects.select_related("account__plan", "plan").filter(address__iexact=candidate).first()
+        mailbox = Mailbox.objects.select_related("account__plan", "plan").filter(
+            address__iexact=candidate, kind=Mailbox.Kind.MANAGED).first()
         if mailbox is None:
             alias = Alias.objects.select_related("mailbox__account__plan", "mailbox__plan").filter(
                 address__iexact=candidate).first()
             mailbox = alias.mailbox if alias else None
         if mailbox is not None:
             return mailbox
+    return None
+
+
+def send_route(mailbox: Mailbox) -> str | None:
+    """How mail from the mailbox leaves: "platform" (our relay, counted against its quota),
+    "provider" (a connected mailbox's own submission server), or None (it cannot send). A connected
+    mailbox goes through our relay only on a domain its account has verified, never in a stranger's
+    name."""
+    if mailbox.is_managed:
+        return "platform"
+    if mailbox.smtp_host:
+        return "provider"
+    domain_name = mailbox.address.rpartition("@")[2]
+    if Domain.objects.filter(account=mailbox.account_id, name=domain_name, status=Domain.Status.VERIFIED).exists():
+        return "platform"
     return None
 
 

@@ -23,7 +23,7 @@ def stamp_live_sessions(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('mailcore', '0023_outcome_window_indexes'),
+        ('mailcore', '0024_connected_ownership'),
     ]
 
     operations = [

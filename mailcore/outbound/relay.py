@@ -5,7 +5,8 @@ says); hosted recipients come back to our listener through the MTA. Without it (
 recipients on hosted domains are delivered by the `local` delivery the caller hands in (inbound's,
 which sits above this module) and the rest are written to the local outbox: one file per message, DATA_DIR/outbox/<UTC timestamp>-<uuid>.eml, holding
 the message bytes unchanged after one `X-Outbox-Envelope-From` header and one
-`X-Outbox-Envelope-To` header per recipient, so any mail client opens it.
+`X-Outbox-Envelope-To` header per recipient, so any mail client opens it. A Relay given a
+connected mailbox's own submission server hands everything to that server instead.
 """
 import os
 import select
@@ -20,6 +21,7 @@ from typing import Callable, Literal
 
 from django.conf import settings
 
+from mailcore.remotemail import ProviderError, SmtpServer, smtp_open
 from mailcore.smtpurl import parse_smtp_url
 
 RELAY_TIMEOUT_SECONDS = 60
@@ -63,8 +65,11 @@ class Relay:
     messages: a connection the relay closed or spoke on unasked (a 421) is noticed by a poll that
     waits for nothing. Use it as a context manager."""
 
-    def __init__(self, *, local: LocalDelivery | None = None):
+    def __init__(self, *, local: LocalDelivery | None = None, server: "SubmissionServer | None" = None):
+        """`server`: hand everything to that server instead of SMTP_URL (a connected mailbox's own
+        provider); otherwise SMTP_URL's relay, or local delivery and the outbox without one."""
         self.local = local
+        self.server = server
         self._client: smtplib.SMTP | None = None
         self._used = False  # a transaction ran on the open connection: check it is still open before the next
         self._down: str | None = None  # the reply for every message once a connection could not be had
@@ -86,31 +91,36 @@ class Relay:
             _check_address(recipient)
         if not recipients:
             return []
-        if settings.SMTP_URL:
+        if self.server is not None or settings.SMTP_URL:
             return self._via_smtp(envelope_from, recipients, raw)
         return _locally(envelope_from, recipients, raw, self.local)
+
+    def _next_hop(self) -> "SubmissionServer":
+        if self.server is not None:
+            return self.server
+        return SubmissionServer.from_url(parse_smtp_url(settings.SMTP_URL))
 
     def _drop(self) -> None:
         if self._client is not None:
             self._client.close()
         self._client, self._used = None, False
 
-    def _ready(self, url) -> smtplib.SMTP:
+    def _ready(self, url: "SubmissionServer") -> smtplib.SMTP:
         """The open connection, or a new one when there is none or the relay dropped it."""
         if self._client is not None and self._used and _closed_or_talking(self._client):
             self._drop()
         if self._client is None:
-            self._client = _connect(url)
+            self._client = url.connect()
         return self._client
 
     def _via_smtp(self, envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
-        url = parse_smtp_url(settings.SMTP_URL)
+        url = self._next_hop()
         for last_try in (False, True):
             reused = self._client is not None
             if self._down is None:
                 try:
                     client = self._ready(url)
-                except (OSError, smtplib.SMTPException) as error:
+                except (OSError, smtplib.SMTPException, ProviderError) as error:
                     self._down = _connect_failure(url, error)
             if self._down is not None:  # no connection to be had: the rest of the batch waits for its retry too
                 return [Outcome(recipient, "deferred", self._down) for recipient in recipients]
@@ -121,7 +131,7 @@ class Relay:
                     self._drop()  # the relay hung up between messages: nothing was handed over
                     continue
                 self._drop()
-                reply = f"451 4.4.1 Relay {url.host}:{url.port} unavailable (SMTPServerDisconnected)"
+                reply = f"451 4.4.1 {url.label} {url.host}:{url.port} unavailable (SMTPServerDisconnected)"
                 return [Outcome(recipient, "deferred", reply) for recipient in recipients]
             except smtplib.SMTPRecipientsRefused as error:
                 refused = error.recipients
@@ -134,7 +144,7 @@ class Relay:
                 return self._refused_all(recipients, error)
             except (OSError, smtplib.SMTPException) as error:  # dropped mid-transaction: the next message reconnects
                 self._drop()
-                reply = f"451 4.4.1 Relay {url.host}:{url.port} unavailable ({error.__class__.__name__})"
+                reply = f"451 4.4.1 {url.label} {url.host}:{url.port} unavailable ({error.__class__.__name__})"
                 return [Outcome(recipient, "deferred", reply) for recipient in recipients]
             self._used = True
             return [
@@ -233,11 +243,41 @@ def _tls_context(ca_bundle: str) -> ssl.SSLContext:
     return context
 
 
-def _connect_failure(url, error: Exception) -> str:
+def _connect_failure(url: "SubmissionServer", error: Exception) -> str:
+    """In our words: what a connected mailbox's provider said on connecting never reaches its owner."""
+    if isinstance(error, ProviderError):
+        if error.field == "smtp_password":
+            return f"451 4.7.0 {url.label} {url.host}:{url.port} refused the mailbox's login (SMTPAuthenticationError)"
+        return f"451 4.4.1 {url.label} {url.host}:{url.port} unavailable (no SMTP server answered)"
     if isinstance(error, (smtplib.SMTPAuthenticationError, smtplib.SMTPNotSupportedError)):
         # Our relay settings are wrong: hold the mail for a retry after the fix, never bounce it.
-        return f"451 4.7.0 Relay {url.host}:{url.port} refused our login or TLS ({error.__class__.__name__})"
-    return f"451 4.4.1 Relay {url.host}:{url.port} unavailable ({error.__class__.__name__})"
+        return f"451 4.7.0 {url.label} {url.host}:{url.port} refused our login or TLS ({error.__class__.__name__})"
+    return f"451 4.4.1 {url.label} {url.host}:{url.port} unavailable ({error.__class__.__name__})"
+
+
+@dataclass(frozen=True)
+class SubmissionServer:
+    """The next hop: SMTP_URL's relay, or a connected mailbox's own provider (pinned to a checked
+    public address at every connection, mailcore.remotemail)."""
+
+    label: str
+    host: str
+    port: int
+    provider: SmtpServer | None = None
+    relay: object = None  # SMTP_URL parsed (mailcore.smtpurl.SmtpRelay)
+
+    @classmethod
+    def from_url(cls, url) -> "SubmissionServer":
+        return cls("Relay", url.host, url.port, relay=url)
+
+    @classmethod
+    def of_provider(cls, server: SmtpServer) -> "SubmissionServer":
+        return cls("Submission server", server.host, server.port, provider=server)
+
+    def connect(self, timeout: float = RELAY_TIMEOUT_SECONDS) -> smtplib.SMTP:
+        if self.provider is not None:
+            return smtp_open(self.provider, timeout=timeout)
+        return _connect(self.relay, timeout)
 
 
 def _connect(url, timeout: float = RELAY_TIMEOUT_SECONDS) -> smtplib.SMTP:

@@ -98,7 +98,7 @@ def partner_mailbox_create(*, partner: HostingPartner, domain: Domain, local_par
     address = f"{local_part}@{domain.name}"
     plan = Plan.objects.get(code=plan_id)
     with transaction.atomic():
-        existing = Mailbox.objects.filter(address=address).select_related("domain").first()
+        existing = Mailbox.objects.filter(address=address, kind=Mailbox.Kind.MANAGED).select_related("domain").first()
         if existing is not None and (existing.is_active or hasattr(existing, "partner_mailbox")
                                      or existing.account_id != partner.account_id):
             raise MailboxExists(f"{address} already exists")

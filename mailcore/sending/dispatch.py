@@ -15,6 +15,7 @@ import base64
 import json
 import logging
 from collections import defaultdict
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -25,9 +26,11 @@ from django.utils import timezone
 from mailcore.domains.dkim import dkim_keys_for, dkim_sign
 from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.delivery import deliver_if_hosted
+from mailcore.inbox.connected import connected_smtp_server
+from mailcore.mailboxes.selectors import send_route
 from mailcore.outbound.feedback import SendOutcome, outcome_report, return_path_for
 from mailcore.outbound.models import OutboundMessage
-from mailcore.outbound.relay import Outcome, Relay, reply_status
+from mailcore.outbound.relay import Outcome, Relay, SubmissionServer, reply_status
 from mailcore.sending.compose import Composed, compose
 from mailcore.sending.failures import failed_sends_return, send_failure_note
 from mailcore.store.base import StoreError
@@ -87,14 +90,18 @@ def outbound_dispatch_due(*, limit: int = 50) -> int:
         return 0
     messages = list(OutboundMessage.objects.filter(pk__in=claimed, status=OutboundMessage.Status.SENDING)
                     .select_related("mailbox", "account").order_by("due_at", "id"))
-    keys = dkim_keys_for({_signing_domain(m) for m in messages if m.mailbox.is_managed})
+    keys = dkim_keys_for({_signing_domain(m) for m in messages
+                          if m.mailbox.is_managed or m.payload.get("via") == "platform"})
     attempts, renew_at = [], timezone.now() + CLAIM_TIMEOUT / 2
-    with Relay(local=deliver_if_hosted) as relay:
+    providers: dict[int, Relay] = {}
+    with Relay(local=deliver_if_hosted) as relay, ExitStack() as provider_sessions:
         for message in messages:
             if timezone.now() >= renew_at:
                 renew_at = _renew(claimed)
             try:
-                if attempt := _attempt(message, relay, keys):
+                hop = relay if message.mailbox.is_managed else _connected_hop(message, relay, providers,
+                                                                               provider_sessions)
+                if hop is not None and (attempt := _attempt(message, hop, keys)):
                     attempts.append(attempt)
             except Exception as error:  # noqa: BLE001 - recorded on the message and in the log
                 log.exception("dispatch of outbound message %s failed", message.pk)
@@ -104,6 +111,25 @@ def outbound_dispatch_due(*, limit: int = 50) -> int:
                            and not a.message.sandbox])
     failed_sends_return()  # the owner hears at once; the return-failed-sends job retries what the store refused
     return len(claimed)
+
+
+def _connected_hop(message: OutboundMessage, relay: Relay, providers: dict[int, Relay],
+                   sessions: ExitStack) -> Relay | None:
+    """Where a connected mailbox's message goes: its provider's submission server (one session per
+    mailbox and batch), or our relay on a domain its account has verified; never our relay in a
+    stranger's name. None when it cannot go at all (failed and saved here)."""
+    mailbox = message.mailbox
+    route = send_route(mailbox)
+    if route == "platform":
+        return relay
+    if route is None:
+        _fail(message, "554 5.7.1 Not sent: the connected mailbox has no submission server and its domain is not "
+                       "verified by this account")
+        return None
+    if mailbox.pk not in providers:
+        server = SubmissionServer.of_provider(connected_smtp_server(mailbox))
+        providers[mailbox.pk] = sessions.enter_context(Relay(server=server))
+    return providers[mailbox.pk]
 
 
 def _renew(ids: list[int]) -> datetime:
@@ -232,7 +258,7 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
         _fail(message, f"554 5.6.0 Message could not be built: {error}")
         return None
     raw = built.raw
-    if mailbox.is_managed:
+    if relay.server is None:  # our relay: our DKIM signature (a provider signs its own)
         signing = _signing_domain(message)
         raw = dkim_sign(raw, domain_name=signing, key=keys.get(signing.lower()))
         built = Composed(raw, built.summary)

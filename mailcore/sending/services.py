@@ -18,6 +18,7 @@ from mailcore.errors import DomainError, ErrorCode
 from mailcore.accounts.models import Account, Plan, User
 from mailcore.domains.names import InvalidHostname, address_to_ascii
 from mailcore.mailboxes.models import Mailbox
+from mailcore.mailboxes.selectors import send_route
 from mailcore.sending.compose import header_problem, message_ids_problem, mime_type_problem
 from mailcore.sending.inputs import AttachmentRequest, SendRequest
 from mailcore.outbound.models import OutboundMessage
@@ -145,6 +146,11 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
         raise MailboxLocked(f"{mailbox.address} is suspended and cannot send mail.")
     if problem := header_problem(mailbox.display_name):
         errors["from_email"] = [f"the display name of {mailbox.address} {problem}; change it first"]
+    route = send_route(mailbox)
+    if route is None:
+        errors["from_email"] = [f"{mailbox.address} is connected without its provider's submission server, and its "
+                                "domain is not verified by this account: connect it again with smtp_host to send "
+                                "from it"]
     plan = mailbox.effective_plan
     sandbox = request.sandbox
 
@@ -222,7 +228,9 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
         payload["verp"] = True
     if request.written_in_webmail:
         payload["webmail"] = True
-    reserve = not sandbox and mailbox.is_managed
+    if not mailbox.is_managed:  # a connected mailbox: through its provider, or our relay on its verified domain
+        payload["via"] = route
+    reserve = not sandbox and route == "platform"
     # A send that reserves no quota is one INSERT, atomic on its own; with quota, the row goes in
     # first so that the quota rows stay locked only from their UPDATEs to the commit.
     with transaction.atomic() if reserve else nullcontext():
@@ -266,5 +274,5 @@ def scheduled_cancel(*, account: Account, scheduled_id: int) -> None:
     )
     if not cancelled:
         raise OutboundMessage.DoesNotExist("this message is no longer scheduled")
-    if not message.sandbox and message.mailbox.is_managed:
+    if not message.sandbox and (message.mailbox.is_managed or message.payload.get("via") == "platform"):
         quota_release(mailbox=message.mailbox, at=message.due_at)  # a scheduled row's due_at never moved

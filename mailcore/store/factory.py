@@ -6,6 +6,10 @@ from mailcore.fieldcrypt import decrypt
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.base import MailStore
 
+# A connected provider's answer to one command (a search of a large folder takes a while); the
+# connection and login get CONNECTED_MAILBOX_CHECK_SECONDS.
+CONNECTED_READ_TIMEOUT_SECONDS = 15
+
 
 def store_for(mailbox: Mailbox) -> MailStore:
     if not mailbox.is_managed:
@@ -39,5 +43,6 @@ def connected_store(mailbox: Mailbox) -> MailStore:
         username=mailbox.imap_username,
         password=decrypt(mailbox.imap_password_encrypted),
         tls=mailbox.imap_tls,
-        timeout=20,
+        timeout=CONNECTED_READ_TIMEOUT_SECONDS,
+        remote=True,
     )

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
@@ -32,6 +32,8 @@ from imapclient.response_types import Address, BodyData, Envelope
 from imapclient.util import chunk
 
 from mailcore.paging import page_window
+from mailcore.netsafety import Deadline
+from mailcore.remotemail import ProviderError, imap_open
 from mailcore.store.base import (
     DEFAULT_FOLDERS,
     FLAGGED,
@@ -407,18 +409,30 @@ _ALONGSIDE = _Alongside()
 
 class ImapStore:
     def __init__(self, host: str, port: int, username: str, password: str, tls: bool, timeout: float, *,
-                 pooled: bool = False, usage_clone: str | None = None):
+                 pooled: bool = False, usage_clone: str | None = None, remote: bool = False):
         """usage_clone: the address our Dovecot copies this mailbox's usage under (dovecot_quota);
-        None for a mailbox at another provider."""
+        None for a mailbox at another provider. remote: a server the caller named (a connected
+        mailbox's provider), reached only at a checked public address (mailcore.remotemail), whose
+        words on connecting are not repeated."""
         self.host, self.port, self.tls, self.timeout = host, port, tls, timeout
         self.username, self.password = username, password
         self.pooled = pooled
         self.usage_clone = usage_clone
+        self.remote = remote
 
     def __repr__(self) -> str:
         return f"ImapStore({self.username!r} at {self.host}:{self.port})"
 
-    def _connect(self) -> IMAPClient:
+    def _connect(self, deadline: Deadline | None = None) -> IMAPClient:
+        if self.remote:
+            try:
+                client = imap_open(self.host, self.port, self.tls, self.username, self.password,
+                                   connect_timeout=settings.CONNECTED_MAILBOX_CHECK_SECONDS, read_timeout=self.timeout,
+                                   deadline=deadline)
+            except ProviderError as error:
+                raise StoreUnavailable(str(error)) from None
+            client.normalise_times = False
+            return client
         try:
             client = IMAPClient(self.host, port=self.port, ssl=self.tls, timeout=self.timeout)
         except (OSError, IMAPClientError) as exc:
@@ -442,13 +456,22 @@ class ImapStore:
         """A logged-in connection: from the pool when the store is pooled and not `fresh`, given
         back afterwards unless the connection failed; otherwise a new one, logged out afterwards."""
         key = (self.host, self.port, self.tls, self.username, self.password) if self.pooled and not fresh else None
-        client = (_POOL.take(key) if key else None) or self._connect()
+        # A provider the caller named gets a whole session's time at most, whatever it does.
+        deadline = Deadline(settings.CONNECTED_MAILBOX_SESSION_SECONDS) if self.remote else None
+        with deadline or nullcontext():
+            with self._client(key, deadline) as client:
+                yield client
+
+    @contextmanager
+    def _client(self, key, deadline: Deadline | None) -> Iterator[IMAPClient]:
+        client = (_POOL.take(key) if key else None) or self._connect(deadline)
         broken = True
         try:
             yield client
             broken = False
         except (IMAPClientAbortError, OSError) as exc:
-            raise StoreUnavailable(f"lost the connection to the mail server {self.host}: {exc}") from None
+            said = "" if self.remote else f": {exc}"
+            raise StoreUnavailable(f"lost the connection to the mail server {self.host}{said}") from None
         except IMAPClientError as exc:
             broken = False  # the server refused a command; the connection is fine
             raise _error(exc) from None

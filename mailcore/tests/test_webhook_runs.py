@@ -107,7 +107,7 @@ def test_every_outcome_of_a_batch_is_recorded_on_its_own_row(alice, keep_alive_r
                           None)}
     [refusal] = {row[4] for row in rows(refused)}
     assert {row[:4] + row[5:] for row in rows(refused)} == {("failed", 1, None, "", None, None, None)}
-    assert "not in the endpoint's allowed_ips" in refusal
+    assert "no address in the endpoint's allowed_ips" in refusal
     assert rows(paused) == {("pending", 0, None, "", "", start + timedelta(minutes=1), None, None)}
     assert sorted(hit.path for hit in keep_alive_receiver.hits) == ["/good", "/good"]
     assert [hit.path for hit in failing.hits] == ["/bad", "/bad"]

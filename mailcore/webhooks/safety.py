@@ -1,17 +1,11 @@
-"""SSRF safety for webhook URLs: resolve the host, refuse unsafe addresses, pin the connection.
-
-The address that passed the check is the one we connect to (the URL's host goes only into the
-Host header and TLS SNI), so a DNS answer that changes between check and connect (rebinding)
-cannot steer the request elsewhere.
-"""
-import ipaddress
-import socket
+"""SSRF safety for webhook (and logo) URLs: the shared address policy (mailcore.netsafety) applied
+to a URL: resolve the host, refuse unsafe addresses, pin the connection to the checked one."""
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from mailcore.ipnets import ip_in_list
+from mailcore.netsafety import RefusedAddress, UnresolvedHost, public_address, system_lookup
 
 
 class UnsafeDestination(Exception):
@@ -29,21 +23,6 @@ class Destination:
     port: int
 
 
-def _is_unsafe(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    if ip.is_loopback:
-        return None if settings.WEBHOOK_ALLOW_PRIVATE else "a loopback address"
-    for unsafe, label in ((ip.is_unspecified, "an unspecified address"), (ip.is_link_local, "a link-local address"),
-                          (ip.is_multicast, "a multicast address"), (ip.is_reserved, "a reserved address"),
-                          (ip.is_private, "a private address")):
-        if unsafe:
-            return label
-    if not ip.is_global:
-        return "a non-public address"
-    return None
-
-
 def check_url_shape(url: str) -> None:
     """What can be checked without DNS: HTTPS and a host."""
     parts = urlsplit(url)
@@ -58,10 +37,9 @@ def check_url_shape(url: str) -> None:
 def lookup(hostname: str, port: int) -> list[str]:
     """The host's addresses, from the system's resolver."""
     try:
-        infos = socket.getaddrinfo(hostname, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise UnresolvableDestination(f"{hostname} does not resolve") from None
-    return [info[4][0] for info in infos]
+        return system_lookup(hostname, port)
+    except UnresolvedHost as error:
+        raise UnresolvableDestination(str(error)) from None
 
 
 def resolve_destination(url: str, allowed_ips: list[str] | None, resolve=lookup) -> Destination:
@@ -69,15 +47,9 @@ def resolve_destination(url: str, allowed_ips: list[str] | None, resolve=lookup)
     check_url_shape(url)
     parts = urlsplit(url)
     port = parts.port or 443
-    reasons = []
-    for address in resolve(parts.hostname, port):
-        ip = ipaddress.ip_address(address)
-        reason = _is_unsafe(ip)
-        if reason:
-            reasons.append(f"{address} is {reason}")
-            continue
-        if allowed_ips and not ip_in_list(address, allowed_ips):
-            reasons.append(f"{address} is not in the endpoint's allowed_ips")
-            continue
-        return Destination(parts.hostname, address, port)
-    raise UnsafeDestination(f"{parts.hostname} resolves only to refused addresses: {'; '.join(reasons)}")
+    try:
+        ip = public_address(parts.hostname, port, allow_loopback=settings.WEBHOOK_ALLOW_PRIVATE,
+                            allowed_ips=allowed_ips, resolve=resolve)
+    except RefusedAddress as error:
+        raise UnsafeDestination(str(error)) from None
+    return Destination(parts.hostname, ip, port)

@@ -233,7 +233,7 @@ class MailboxAdmin(ReadOnlyAdmin):
     list_select_related = ["account", "plan"]
     fields = ["address", "account", "kind", "domain", "local_part", "display_name", "plan", "extra_storage_mb",
               "is_active", "imap_host", "imap_port", "imap_tls", "imap_username", "imap_session_verified_at",
-              "created_at"]
+              "smtp_host", "smtp_port", "smtp_security", "smtp_username", "created_at"]
 
 
 # money: provider truth, read-only; refunds and cancellations go to the provider

@@ -33,6 +33,7 @@ from mailcore.domains.services import domain_mark_verified
 from mailcore.events.services import emit
 from mailcore.mailboxes.aliases import alias_create
 from mailcore.mailboxes.forwarding import forwarding_rule_create
+from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.services import client_create, hosting_partner_enable, slots_grant
 from mailcore.sending.models import SendFailure
@@ -64,6 +65,7 @@ ROUTES = {
     "domains/<int:domain_id>": "api",
     "mail/scheduled/<int:scheduled_id>": "api",
     "mail/templates/<int:template_id>": "api",
+    "mailboxes/connected/<int:mailbox_id>": "api",
     "webhooks/<int:webhook_id>": "api",
     "webhooks/<int:webhook_id>/rotate-secret": "api",
     "webhooks/<int:webhook_id>/test": "api",
@@ -303,10 +305,13 @@ class World:
             LocalProvider().checkout_complete(payg.purchases.get().provider_ref, paid=True)
         label = self._label(alice)
         template = self._template(alice)
+        connected = Mailbox.objects.create(account=alice.account, kind=Mailbox.Kind.CONNECTED, local_part="me",
+                                           address="me@elsewhere.test", imap_host="imap.elsewhere.test",
+                                           imap_port=993, imap_username="me")
         self.api_values = {"key_id": key.pk, "uid": uid, "index": 2, "contact_id": own_contact.pk,
                            "event_id": event.pk, "label_id": label, "scheduled_id": scheduled.pk,
                            "template_id": template, "webhook_id": endpoint.pk, "delivery_id": delivery.pk,
-                           "domain_id": domain.pk}
+                           "domain_id": domain.pk, "mailbox_id": connected.pk}
         self.api_query = f"?email={mailbox.address}&folder=Secret"
         self.hosting_values = {"domain_id": domain.pk, "client_id": client.pk, "mailbox_id": box.pk,
                                "rule_id": rule.pk, "alias_id": alias.pk, "group_id": group.pk,

@@ -231,7 +231,7 @@ def test_a_test_to_an_unsafe_address_shows_the_refusal(alice_client, alice, sett
     response = alice_client.post(page(endpoint, "test/"))
     html = response.content.decode()
     assert response.status_code == 200
-    reason = "10.0.0.1 resolves only to refused addresses: 10.0.0.1 is a private address"
+    reason = "10.0.0.1 is a private address"
     assert f"<strong>Not delivered</strong>: {reason}." in html
 
 
