@@ -53,6 +53,7 @@ JOBS = [
     Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1, drains=True,
         woken_by=DELIVER_WEBHOOKS, parts=PARTITIONED),
     Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1, drains=True),
+    Job("imports", "mailcore.imports.services:imports_run_due", 1, drains=True),
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
     Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),
     Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),

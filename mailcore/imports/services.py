@@ -1,0 +1,127 @@
+"""Imports of .ics and .vcf files. A file is checked and cut into items in one linear pass
+(contentlines, through the calendar and contact services) before anything is written; a refused
+file changes nothing. A small file is applied at once, in the request; a larger one becomes an
+ImportJob that the worker's `imports` job applies item by item, with progress the owner can watch.
+Either way each item goes through the same service as a sync client's PUT (event_import_one,
+contact_import_one), and applying an item, deleting it and moving the job's marker on are one
+transaction: killed at any moment, a worker applies each item exactly once."""
+import logging
+import time
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from mailcore.calendars.models import Calendar
+from mailcore.calendars.services import EventConflict, EventInvalid, event_import_one, events_import_split
+from mailcore.calendars.ical import CalendarObjectText
+from mailcore.contacts.models import AddressBook
+from mailcore.contacts.services import ContactConflict, ContactInvalid, contact_import_one, contacts_import_split
+from mailcore.imports.models import ImportItem, ImportJob
+
+log = logging.getLogger(__name__)
+
+# About 10 ms an item (parse, render, change log): up to this many are applied within the request.
+INLINE_MAX_ITEMS = 100
+BATCH_SECONDS = 5  # a run of the worker's job stops after the item that takes it past this
+MAX_KEPT_ERRORS = 200
+ITEM_REFUSALS = (EventInvalid, EventConflict, ContactInvalid, ContactConflict)
+
+
+def _job_create(*, kind: str, items: list[tuple[str, str]], filename: str, calendar: Calendar | None = None,
+                book: AddressBook | None = None) -> ImportJob:
+    target = calendar or book
+    with transaction.atomic():
+        job = ImportJob.objects.create(account_id=target.account_id, mailbox_id=target.mailbox_id, kind=kind,
+                                       calendar=calendar, book=book, filename=filename[:255], total=len(items))
+        ImportItem.objects.bulk_create([ImportItem(job=job, position=position, uid=uid, text=text)
+                                        for position, (uid, text) in enumerate(items)], batch_size=500)
+    if job.total <= INLINE_MAX_ITEMS:
+        import_job_advance(job_id=job.pk, budget_seconds=None)
+        job.refresh_from_db()
+    return job
+
+
+def events_import_start(*, calendar: Calendar, text: str, filename: str = "") -> ImportJob:
+    """Import an .ics file into `calendar`: done when it returns for a small file, else in the background.
+    EventInvalid (nothing written) for a file that cannot be imported."""
+    objects = events_import_split(text=text)
+    return _job_create(kind=ImportJob.Kind.EVENTS, calendar=calendar, filename=filename,
+                       items=[(obj.uid, obj.text) for obj in objects])
+
+
+def contacts_import_start(*, book: AddressBook, text: str, filename: str = "") -> ImportJob:
+    """Import a .vcf file into `book`: done when it returns for a small file, else in the background.
+    ContactInvalid (nothing written) for a file that cannot be imported."""
+    cards = contacts_import_split(text=text)
+    return _job_create(kind=ImportJob.Kind.CONTACTS, book=book, filename=filename,
+                       items=[("", card) for card in cards])
+
+
+def _apply(job: ImportJob, item: ImportItem) -> bool:
+    if job.kind == ImportJob.Kind.EVENTS:
+        return event_import_one(calendar=job.calendar, obj=CalendarObjectText(uid=item.uid, text=item.text))
+    return contact_import_one(book=job.book, text=item.text)
+
+
+def _noun(job: ImportJob) -> str:
+    return "Event" if job.kind == ImportJob.Kind.EVENTS else "Card"
+
+
+def _claim(job_id: int) -> ImportJob | None:
+    """The job, locked for this transaction (another worker on it skips it), or None when done or taken."""
+    rows = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).select_related("calendar", "book")
+    if connection.features.has_select_for_update_skip_locked:
+        rows = rows.select_for_update(skip_locked=True, of=("self",))
+    return rows.first()
+
+
+def _step(job_id: int) -> bool:
+    """Apply the job's next item, in one transaction with its marker; False when there was none to apply."""
+    with transaction.atomic():
+        job = _claim(job_id)
+        if job is None:
+            return False
+        item = ImportItem.objects.filter(job=job, position=job.position).first()
+        if item is not None:
+            try:
+                with transaction.atomic():
+                    created = _apply(job, item)
+            except ITEM_REFUSALS as exc:
+                job.failed += 1
+                if len(job.errors) < MAX_KEPT_ERRORS:
+                    job.errors = [*job.errors, f"{_noun(job)} {job.position + 1}: {exc.detail}"]
+            except Exception:  # a bug must not stop the rest of the file, nor retry this item for ever
+                log.exception("import job %s: item %s failed", job.pk, job.position)
+                job.failed += 1
+                if len(job.errors) < MAX_KEPT_ERRORS:
+                    job.errors = [*job.errors, f"{_noun(job)} {job.position + 1}: could not be imported."]
+            else:
+                job.created += created
+                job.updated += not created
+            item.delete()
+            job.position += 1
+        if item is None or job.position >= job.total:
+            job.status, job.finished_at = ImportJob.Status.DONE, timezone.now()
+        job.save(update_fields=["position", "created", "updated", "failed", "errors", "status", "finished_at"])
+        return item is not None
+
+
+def import_job_advance(*, job_id: int, budget_seconds: float | None = BATCH_SECONDS) -> int:
+    """Apply the job's items in order until it is done (or the budget is spent); how many were applied."""
+    started, applied = time.monotonic(), 0
+    while _step(job_id):
+        applied += 1
+        if budget_seconds is not None and time.monotonic() - started > budget_seconds:
+            break
+    return applied
+
+
+def imports_run_due() -> int:
+    """The worker's `imports` job: advance the oldest unfinished import for a few seconds; how many
+    items it applied (while it applies any, the sweep runs it again at once)."""
+    for job_id in ImportJob.objects.filter(status=ImportJob.Status.QUEUED).order_by("created_at", "pk") \
+            .values_list("pk", flat=True)[:10]:
+        applied = import_job_advance(job_id=job_id)
+        if applied:
+            return applied
+    return 0
