@@ -76,7 +76,8 @@ def parse_one(text: str):
     return cards[0]
 
 
-# A vCard 2.1 AGENT may hold a vCard of its own; nothing nests deeper.
+# A VCARD holds no component (nor, as everywhere, one of its own kind); the second level lets a file of
+# another kind (a VCALENDAR) be told that it holds no vCards.
 MAX_NESTING = 2
 
 

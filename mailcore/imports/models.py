@@ -1,7 +1,7 @@
 """An import of a calendar or vCard file that runs in the background: the file cut into its items
-once (one row each, in file order) and a progress marker. The worker applies the item at `position`,
-deletes it and moves the marker on in one transaction, so a worker killed at any moment loses
-nothing and applies nothing twice."""
+once (one row each, in file order) and a progress marker. The worker applies the items from
+`position` on, deletes them and moves the marker past them in one transaction, so a worker killed at
+any moment loses nothing and applies nothing twice."""
 from django.db import models
 
 

@@ -3,8 +3,8 @@
 file changes nothing. A small file is applied at once, in the request; a larger one becomes an
 ImportJob that the worker's `imports` job applies item by item, with progress the owner can watch.
 Either way each item goes through the same service as a sync client's PUT (event_import_one,
-contact_import_one), and applying an item, deleting it and moving the job's marker on are one
-transaction: killed at any moment, a worker applies each item exactly once."""
+contact_import_one), and applying a few items, deleting them and moving the job's marker past them
+are one transaction: killed at any moment, a worker applies each item exactly once."""
 import logging
 import time
 
@@ -22,7 +22,11 @@ log = logging.getLogger(__name__)
 
 # About 10 ms an item (parse, render, change log): up to this many are applied within the request.
 INLINE_MAX_ITEMS = 100
-BATCH_SECONDS = 5  # a run of the worker's job stops after the item that takes it past this
+BATCH_SECONDS = 5  # a run of the worker's job stops after the transaction that takes it past this
+ITEMS_PER_TRANSACTION = 20
+# SQLite lets one writer in at a time, and not in turn: without a pause between transactions an import
+# would keep the lock and the worker's other jobs (mail!) and the web server would wait out their timeout.
+SQLITE_PAUSE_SECONDS = 0.02
 MAX_KEPT_ERRORS = 200
 ITEM_REFUSALS = (EventInvalid, EventConflict, ContactInvalid, ContactConflict)
 
@@ -75,44 +79,50 @@ def _claim(job_id: int) -> ImportJob | None:
     return rows.first()
 
 
-def _step(job_id: int) -> bool:
-    """Apply the job's next item, in one transaction with its marker; False when there was none to apply."""
+def _refused(job: ImportJob, message: str) -> None:
+    job.failed += 1
+    if len(job.errors) < MAX_KEPT_ERRORS:
+        job.errors = [*job.errors, f"{_noun(job)} {job.position + 1}: {message}"]
+
+
+def _step(job_id: int) -> int:
+    """Apply the job's next few items, in one transaction with its marker; how many (0: none left, or
+    another worker holds the job)."""
     with transaction.atomic():
         job = _claim(job_id)
         if job is None:
-            return False
-        item = ImportItem.objects.filter(job=job, position=job.position).first()
-        if item is not None:
+            return 0
+        items = list(ImportItem.objects.filter(job=job, position__gte=job.position)
+                     .order_by("position")[:ITEMS_PER_TRANSACTION])
+        for item in items:
             try:
                 with transaction.atomic():
                     created = _apply(job, item)
             except ITEM_REFUSALS as exc:
-                job.failed += 1
-                if len(job.errors) < MAX_KEPT_ERRORS:
-                    job.errors = [*job.errors, f"{_noun(job)} {job.position + 1}: {exc.detail}"]
+                _refused(job, exc.detail)
             except Exception:  # a bug must not stop the rest of the file, nor retry this item for ever
                 log.exception("import job %s: item %s failed", job.pk, job.position)
-                job.failed += 1
-                if len(job.errors) < MAX_KEPT_ERRORS:
-                    job.errors = [*job.errors, f"{_noun(job)} {job.position + 1}: could not be imported."]
+                _refused(job, "could not be imported.")
             else:
                 job.created += created
                 job.updated += not created
-            item.delete()
-            job.position += 1
-        if item is None or job.position >= job.total:
+            job.position = item.position + 1
+        ImportItem.objects.filter(job=job, position__lt=job.position).delete()
+        if not items or job.position >= job.total:
             job.status, job.finished_at = ImportJob.Status.DONE, timezone.now()
         job.save(update_fields=["position", "created", "updated", "failed", "errors", "status", "finished_at"])
-        return item is not None
+    return len(items)
 
 
 def import_job_advance(*, job_id: int, budget_seconds: float | None = BATCH_SECONDS) -> int:
     """Apply the job's items in order until it is done (or the budget is spent); how many were applied."""
     started, applied = time.monotonic(), 0
-    while _step(job_id):
-        applied += 1
+    while handled := _step(job_id):
+        applied += handled
         if budget_seconds is not None and time.monotonic() - started > budget_seconds:
             break
+        if connection.vendor == "sqlite":
+            time.sleep(SQLITE_PAUSE_SECONDS)
     return applied
 
 
