@@ -9,6 +9,7 @@ class ImportJob(models.Model):
     class Kind(models.TextChoices):
         EVENTS = "events", "Calendar events (.ics)"
         CONTACTS = "contacts", "Contacts (.vcf)"
+        CONTACTS_CSV = "contacts_csv", "Contacts (.csv)"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Waiting or importing"
@@ -54,8 +55,10 @@ class ImportJob(models.Model):
 class ImportItem(models.Model):
     job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveIntegerField()
-    uid = models.TextField(blank=True, help_text="The UID of a calendar object (a vCard carries its own in the text).")
-    text = models.TextField(help_text="One calendar object or one vCard, as cut out of the file.")
+    uid = models.TextField(blank=True, help_text="The UID of a calendar object; a CSV row's number (a vCard "
+                                                 "carries its own UID in the text).")
+    text = models.TextField(help_text="One calendar object or one vCard, as cut out of the file; a CSV row as "
+                                      "planned (JSON).")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["job", "position"], name="importitem_one_per_position")]

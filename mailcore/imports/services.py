@@ -5,8 +5,10 @@ ImportJob that the worker's `imports` job applies item by item, with progress th
 Either way each item goes through the same service as a sync client's PUT (event_import_one,
 contact_import_one), and applying a few items, deleting them and moving the job's marker past them
 are one transaction: killed at any moment, a worker applies each item exactly once."""
+import json
 import logging
 import time
+from dataclasses import asdict
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -14,6 +16,7 @@ from django.utils import timezone
 from mailcore.calendars.models import Calendar
 from mailcore.calendars.services import EventConflict, EventInvalid, event_import_one, events_import_split
 from mailcore.calendars.ical import CalendarObjectText
+from mailcore.contacts import csv_io
 from mailcore.contacts.models import AddressBook
 from mailcore.contacts.services import ContactConflict, ContactInvalid, contact_import_one, contacts_import_split
 from mailcore.imports.models import ImportItem, ImportJob
@@ -61,14 +64,33 @@ def contacts_import_start(*, book: AddressBook, text: str, filename: str = "") -
                        items=[("", card) for card in cards])
 
 
+def contacts_csv_import_start(*, book: AddressBook, text: str, filename: str = "") -> tuple[csv_io.CsvReport,
+                                                                                            ImportJob | None]:
+    """Import a CSV file into a client's book: its report, and None when the rows were applied at once
+    (a small file, report.applied), else the ImportJob that applies them in the background. CsvInvalid
+    (nothing written) for a file that cannot be read."""
+    report = csv_io.contacts_csv_preview(book=book, text=text)
+    rows = [row for row in report.rows if row.action != "skip"]
+    if len(rows) <= INLINE_MAX_ITEMS:
+        return csv_io.contacts_csv_import(book=book, text=text), None
+    job = _job_create(kind=ImportJob.Kind.CONTACTS_CSV, book=book, filename=filename,
+                      items=[(str(row.row), json.dumps(asdict(row))) for row in rows])
+    return report, job
+
+
 def _apply(job: ImportJob, item: ImportItem) -> bool:
     if job.kind == ImportJob.Kind.EVENTS:
         return event_import_one(calendar=job.calendar, obj=CalendarObjectText(uid=item.uid, text=item.text))
+    if job.kind == ImportJob.Kind.CONTACTS_CSV:
+        return csv_io.contacts_csv_apply_row(book=job.book, row=csv_io.CsvRow(**json.loads(item.text)))
     return contact_import_one(book=job.book, text=item.text)
 
 
-def _noun(job: ImportJob) -> str:
-    return "Event" if job.kind == ImportJob.Kind.EVENTS else "Card"
+def _label(job: ImportJob, item: ImportItem) -> str:
+    """The item as its owner knows it: the event or card's place in the file, a CSV row's number."""
+    if job.kind == ImportJob.Kind.CONTACTS_CSV:
+        return f"Row {item.uid}"
+    return f"{'Event' if job.kind == ImportJob.Kind.EVENTS else 'Card'} {item.position + 1}"
 
 
 def _claim(job_id: int) -> ImportJob | None:
@@ -79,10 +101,10 @@ def _claim(job_id: int) -> ImportJob | None:
     return rows.first()
 
 
-def _refused(job: ImportJob, message: str) -> None:
+def _refused(job: ImportJob, item: ImportItem, message: str) -> None:
     job.failed += 1
     if len(job.errors) < MAX_KEPT_ERRORS:
-        job.errors = [*job.errors, f"{_noun(job)} {job.position + 1}: {message}"]
+        job.errors = [*job.errors, f"{_label(job, item)}: {message}"]
 
 
 def _step(job_id: int) -> int:
@@ -99,10 +121,10 @@ def _step(job_id: int) -> int:
                 with transaction.atomic():
                     created = _apply(job, item)
             except ITEM_REFUSALS as exc:
-                _refused(job, exc.detail)
+                _refused(job, item, exc.detail)
             except Exception:  # a bug must not stop the rest of the file, nor retry this item for ever
-                log.exception("import job %s: item %s failed", job.pk, job.position)
-                _refused(job, "could not be imported.")
+                log.exception("import job %s: item %s failed", job.pk, item.position)
+                _refused(job, item, "could not be imported.")
             else:
                 job.created += created
                 job.updated += not created
