@@ -47,7 +47,7 @@ def test_an_owner_watches_a_large_calendar_import_finish(plans, settings, page, 
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"{live_server.url}/webmail/inbox/")
     page.goto(f"{live_server.url}/webmail/calendar/import/")
-    upload = page.get_by_label(".ics file")
+    upload = page.get_by_label(".ics file", exact=True)
 
     # a hostile file: refused at once, nothing imported
     upload.set_input_files(files=[{"name": "nested.ics", "mimeType": "text/calendar", "buffer": nested_ics()}])
@@ -57,7 +57,7 @@ def test_an_owner_watches_a_large_calendar_import_finish(plans, settings, page, 
     screenshot("webmail-import-refused")
 
     # a large file: its progress page, while no worker runs yet
-    page.get_by_label(".ics file").set_input_files(
+    page.get_by_label(".ics file", exact=True).set_input_files(
         files=[{"name": "year.ics", "mimeType": "text/calendar", "buffer": ics(EVENTS)}])
     page.get_by_role("button", name="Import", exact=True).click()
     expect(page).to_have_url(re.compile(r"/webmail/calendar/import/\d+/$"))
