@@ -24,8 +24,9 @@ EVENTS = 300
 
 def ics(count: int) -> bytes:
     events = "".join(
-        f"BEGIN:VEVENT\r\nUID:ev{n}@other.test\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:2027{1 + n % 12:02}{1 + n % 28:02}"
-        f"T090000Z\r\nDTEND:2027{1 + n % 12:02}{1 + n % 28:02}T100000Z\r\nSUMMARY:Event {n}\r\nEND:VEVENT\r\n"
+        f"BEGIN:VEVENT\r\nUID:ev{n}@other.test\r\nDTSTAMP:20260101T000000Z\r\n"
+        f"DTSTART:2027{1 + n % 12:02}{1 + n % 28:02}T090000Z\r\nDTEND:2027{1 + n % 12:02}{1 + n % 28:02}T100000Z\r\n"
+        f"SUMMARY:Event {n}\r\nEND:VEVENT\r\n"
         for n in range(count))
     return f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Other//EN\r\n{events}END:VCALENDAR\r\n".encode()
 

@@ -342,8 +342,9 @@ class CsvReportOutput(serializers.Serializer):
     unknown_columns = serializers.ListField(child=serializers.CharField(), help_text="Header names that were ignored.")
     totals = CsvTotalsOutput()
     rows = CsvRowOutput(many=True)
-    job = ImportJobOutput(allow_null=True, help_text=f"A file with more than {INLINE_MAX_ITEMS} rows to apply is applied "
-                                                     "in the background (202): its progress. null otherwise.")
+    job = ImportJobOutput(allow_null=True, help_text=(
+        f"A file with more than {INLINE_MAX_ITEMS} rows to apply is applied in the background (202): its progress. "
+        "null otherwise."))
 
 
 IMPORT_DESCRIPTION = (

@@ -5,7 +5,7 @@ from mailcore.mailboxes.models import Mailbox
 
 
 def import_job_of_mailbox(*, mailbox: Mailbox, job_id: int, kind: str) -> ImportJob:
-    """One of this mailbox's imports of that kind; ImportJob.DoesNotExist for any other (another mailbox's is not found)."""
+    """One of this mailbox's imports of that kind; ImportJob.DoesNotExist for any other mailbox's."""
     return ImportJob.objects.get(pk=job_id, mailbox=mailbox, kind=kind)
 
 

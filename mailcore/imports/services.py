@@ -13,9 +13,9 @@ from dataclasses import asdict
 from django.db import connection, transaction
 from django.utils import timezone
 
+from mailcore.calendars.ical import CalendarObjectText
 from mailcore.calendars.models import Calendar
 from mailcore.calendars.services import EventConflict, EventInvalid, event_import_one, events_import_split
-from mailcore.calendars.ical import CalendarObjectText
 from mailcore.contacts import csv_io
 from mailcore.contacts.models import AddressBook
 from mailcore.contacts.services import ContactConflict, ContactInvalid, contact_import_one, contacts_import_split

@@ -321,7 +321,8 @@ def contacts_import_progress(request, partner_mailbox, book, job_id: int):
     """A large import goes on in the background after the preview's button: how far it has got (htmx polls)."""
     job = found_or_404(import_job_of_book, "import", book=book, job_id=job_id, kind=ImportJob.Kind.CONTACTS_CSV)
     context = {"partner_mailbox": partner_mailbox, "mailbox": partner_mailbox.mailbox, "book": book, "job": job,
-               "noun": "contact", "progress_url": _url(partner_mailbox, "mailbox-contacts-import-progress", job_id=job.pk),
+               "noun": "contact",
+               "progress_url": _url(partner_mailbox, "mailbox-contacts-import-progress", job_id=job.pk),
                "done_url": _url(partner_mailbox), "done_label": "Show the contacts",
                "again_url": _url(partner_mailbox, "mailbox-contacts-import")}
     if request.htmx:

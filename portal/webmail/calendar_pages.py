@@ -18,9 +18,6 @@ from mailcore.accounts.selectors import plan_gate_message
 from mailcore.calendars import ical
 from mailcore.calendars.models import Calendar, CalendarEvent
 from mailcore.calendars.selectors import PlacedOccurrence, mailbox_event_get, occurrences_between
-from mailcore.imports.models import ImportJob
-from mailcore.imports.selectors import import_job_of_mailbox, import_jobs_running
-from mailcore.imports.services import events_import_start
 from mailcore.calendars.services import (
     EventInvalid,
     calendar_by_feed_token,
@@ -33,6 +30,9 @@ from mailcore.calendars.services import (
     feed_revoke,
     feed_token_create,
 )
+from mailcore.imports.models import ImportJob
+from mailcore.imports.selectors import import_job_of_mailbox, import_jobs_running
+from mailcore.imports.services import events_import_start
 from portal.webmail.access import owner_required
 from portal.webmail.calendar_forms import (
     FIRST_YEAR,
@@ -541,7 +541,8 @@ def calendar_import_progress(request, mailbox, calendar, job_id: int):
         job = import_job_of_mailbox(mailbox=mailbox, job_id=job_id, kind=ImportJob.Kind.EVENTS)
     except ImportJob.DoesNotExist:
         raise Http404("No such import.") from None
-    context = {"job": job, "noun": "event", "progress_url": reverse("webmail:calendar_import_progress", args=[job.pk]),
+    context = {"job": job, "noun": "event",
+               "progress_url": reverse("webmail:calendar_import_progress", args=[job.pk]),
                "done_url": reverse("webmail:calendar"), "done_label": "Show my calendar",
                "again_url": reverse("webmail:calendar_import")}
     if request.htmx:

@@ -452,7 +452,8 @@ def contacts_import_progress(request, mailbox, book, job_id: int):
         job = import_job_of_mailbox(mailbox=mailbox, job_id=job_id, kind=ImportJob.Kind.CONTACTS)
     except ImportJob.DoesNotExist:
         raise Http404("No such import.") from None
-    context = {"job": job, "noun": "contact", "progress_url": reverse("webmail:contacts_import_progress", args=[job.pk]),
+    context = {"job": job, "noun": "contact",
+               "progress_url": reverse("webmail:contacts_import_progress", args=[job.pk]),
                "done_url": reverse("webmail:contacts"), "done_label": "Show my contacts",
                "again_url": reverse("webmail:contacts_import")}
     if request.htmx:
