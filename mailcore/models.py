@@ -15,6 +15,7 @@ from mailcore.events.models import WebhookDelivery, WebhookEndpoint
 from mailcore.contacts.models import AddressBook, Contact, ContactChange, ContactGroup
 from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment, StepDelivery, Suppression
 from mailcore.calendars.models import Calendar, CalendarEvent, CalendarEventChange
+from mailcore.imports.models import ImportItem, ImportJob
 from mailcore.webmail.models import (
     MailFilter, RemoteImageSender, SieveScript, VacationAnswer, VacationReply, WebmailBrand, WebmailHostname,
     WebmailSession,
@@ -33,6 +34,8 @@ __all__ = [
     "ContactGroup",
     "CalendarEvent",
     "CalendarEventChange",
+    "ImportItem",
+    "ImportJob",
     "Account",
     "Alias",
     "ForwardingRule",

@@ -54,6 +54,7 @@ JOBS = [
         woken_by=DELIVER_WEBHOOKS, parts=PARTITIONED),
     Job("return-failed-sends", "mailcore.sending.failures:failed_sends_return", 30),
     Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1, drains=True),
+    Job("imports", "mailcore.imports.services:imports_run_due", 1, drains=True),
     Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
     Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),
     Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),

@@ -25,6 +25,9 @@ from mailcore.contacts.services import (
     group_delete,
 )
 from mailcore.errors import DomainError, ErrorCode
+from mailcore.imports.models import ImportJob
+from mailcore.imports.selectors import import_job_of_book
+from mailcore.imports.services import INLINE_MAX_ITEMS, contacts_csv_import_start
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import partner_mailbox_get
 from mailcore.paging import page_window
@@ -312,13 +315,36 @@ class CsvTotalsOutput(serializers.Serializer):
     errors = serializers.IntegerField(help_text="Rows with at least one error (all skipped).")
 
 
+class ImportJobOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["queued", "done"], help_text="queued: waiting or being applied; done: "
+                                                                            "every row was applied or refused.")
+    total = serializers.IntegerField(help_text="Rows to apply (the report's create and update rows).")
+    position = serializers.IntegerField(help_text="Rows applied or refused so far.")
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    failed = serializers.IntegerField(help_text="Rows refused when applied (the contacts changed since the preview).")
+    errors = serializers.ListField(child=serializers.CharField(), help_text='"Row 7: ..." for the first 200 refused.')
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField(help_text="Where to ask for its progress (GET).")
+
+    def get_url(self, job) -> str:
+        return self.context["request"].build_absolute_uri(
+            f"/v1/hosting/mailboxes/{self.context['mailbox_id']}/contacts/imports/{job.pk}")
+
+
 class CsvReportOutput(serializers.Serializer):
     dry_run = serializers.BooleanField()
-    applied = serializers.BooleanField(help_text="false for a dry run: nothing changed.")
+    applied = serializers.BooleanField(help_text="true when every row was applied before the answer; false for a dry "
+                                                 "run (nothing changed) and for a background import (see job).")
     columns = serializers.ListField(child=serializers.CharField(), help_text="The known columns the header named.")
     unknown_columns = serializers.ListField(child=serializers.CharField(), help_text="Header names that were ignored.")
     totals = CsvTotalsOutput()
     rows = CsvRowOutput(many=True)
+    job = ImportJobOutput(allow_null=True, help_text=(
+        f"A file with more than {INLINE_MAX_ITEMS} rows to apply is applied in the background (202): its progress. "
+        "null otherwise."))
 
 
 IMPORT_DESCRIPTION = (
@@ -330,7 +356,9 @@ IMPORT_DESCRIPTION = (
     "client's contacts updates that contact (non-empty cells replace the field, empty cells keep it); others create "
     "one (named after the address when name is empty); `group` adds the contact to that group, made if missing. A row "
     "with an error or a duplicate address is skipped and says why; the other rows are applied (dry_run: nothing is). "
-    "The report is the same either way. " + GATE)
+    f"The report is the same either way. Up to {INLINE_MAX_ITEMS} rows to apply are applied before the answer (200, "
+    f"applied true); more are applied in the background, each exactly once, in file order (202, applied false, `job` "
+    "with its progress; GET its `url` until its status is done). " + GATE)
 
 
 class HostingContactImportApi(ClientBookApi):
@@ -340,7 +368,8 @@ class HostingContactImportApi(ClientBookApi):
                    request={"application/json": CsvImportInput, "text/csv": {"type": "string"}},
                    parameters=[OpenApiParameter("dry_run", OpenApiTypes.BOOL, required=False,
                                                 description="With a text/csv body: true asks for the preview only.")],
-                   responses={200: CsvReportOutput}, summary="Import contacts from CSV (or preview the import)",
+                   responses={200: CsvReportOutput, 202: CsvReportOutput},
+                   summary="Import contacts from CSV (or preview the import)",
                    description=IMPORT_DESCRIPTION)
     def post(self, request, mailbox_id: int):
         book = self.book(mailbox_id)
@@ -357,13 +386,32 @@ class HostingContactImportApi(ClientBookApi):
             data = CsvImportInput(data=request.data)
             data.is_valid(raise_exception=True)
             text, dry_run = data.validated_data["csv"], data.validated_data["dry_run"]
+        job = None
         try:
-            report = (csv_io.contacts_csv_preview if dry_run else csv_io.contacts_csv_import)(book=book, text=text)
+            if dry_run:
+                report = csv_io.contacts_csv_preview(book=book, text=text)
+            else:
+                report, job = contacts_csv_import_start(book=book, text=text)
         except csv_io.CsvInvalid as exc:
             raise exceptions.ValidationError({"csv": [exc.detail]}) from None
-        return Response(CsvReportOutput({"dry_run": dry_run, "applied": report.applied, "columns": report.columns,
-                                         "unknown_columns": report.unknown_columns, "totals": report.totals,
-                                         "rows": report.rows}).data)
+        output = CsvReportOutput({"dry_run": dry_run, "applied": report.applied, "columns": report.columns,
+                                  "unknown_columns": report.unknown_columns, "totals": report.totals,
+                                  "rows": report.rows, "job": job},
+                                 context={"request": request, "mailbox_id": mailbox_id})
+        return Response(output.data, status=202 if job is not None else 200)
+
+
+class HostingContactImportJobApi(ClientBookApi):
+    @extend_schema(tags=[TAG], operation_id="hosting_mailbox_contacts_import_job", responses={200: ImportJobOutput},
+                   summary="A background CSV import's progress",
+                   description="The import a 202 from the CSV import named (404 for another client's). " + GATE)
+    def get(self, request, mailbox_id: int, job_id: int):
+        book = self.book(mailbox_id)
+        try:
+            job = import_job_of_book(book=book, job_id=job_id, kind=ImportJob.Kind.CONTACTS_CSV)
+        except ImportJob.DoesNotExist:
+            raise exceptions.NotFound("No such import.") from None
+        return Response(ImportJobOutput(job, context={"request": request, "mailbox_id": mailbox_id}).data)
 
 
 class CsvExportQuery(serializers.Serializer):

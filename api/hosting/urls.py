@@ -34,6 +34,7 @@ urlpatterns = [
     # contacts and campaigns (of the client that owns the mailbox's domain)
     path("mailboxes/<int:mailbox_id>/contacts", contacts.HostingContactListApi.as_view()),
     path("mailboxes/<int:mailbox_id>/contacts/import", contacts.HostingContactImportApi.as_view()),
+    path("mailboxes/<int:mailbox_id>/contacts/imports/<int:job_id>", contacts.HostingContactImportJobApi.as_view()),
     path("mailboxes/<int:mailbox_id>/contacts/export", contacts.HostingContactExportApi.as_view()),
     path("mailboxes/<int:mailbox_id>/contacts/groups", contacts.HostingGroupListApi.as_view()),
     path("mailboxes/<int:mailbox_id>/contacts/groups/<int:group_id>", contacts.HostingGroupDetailApi.as_view()),

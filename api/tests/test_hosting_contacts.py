@@ -413,3 +413,37 @@ def test_an_import_matches_an_address_a_phone_stored_in_another_case(hosting, bo
     report = hosting.post(url(box, "/import"), {"csv": "email,name\nmixed@case.test,New Name\n"}, format="json").json()
     assert [(r["action"], r["contact_id"]) for r in report["rows"]] == [("update", contact.pk)]
     assert Contact.objects.get().name == "New Name"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_import_answers_202_and_the_worker_applies_each_row_once(hosting, box, book, other_partner, tmp_path):
+    from mailcore.imports.services import INLINE_MAX_ITEMS
+    from testkit.worker_process import WorkerProcess, wait_until
+
+    add(hosting, box, email="p0@people.test", name="Old name", phone="555")
+    rows = INLINE_MAX_ITEMS * 3
+    body = "email,name,group\n" + "".join(f"p{n}@people.test,Person {n},Customers\n" for n in range(rows))
+
+    response = hosting.post(url(box, "/import"), body.encode(), content_type="text/csv")
+
+    assert response.status_code == 202, response.json()
+    report = response.json()
+    job = report["job"]
+    assert (report["applied"], report["totals"]["create"], report["totals"]["update"]) == (False, rows - 1, 1)
+    assert (job["status"], job["total"], job["position"]) == ("queued", rows, 0)
+    assert job["url"] == f"http://testserver{url(box, '/imports/')}{job['id']}"
+    assert Contact.objects.filter(book=book).count() == 1
+    assert other_partner.get(url(other_partner.box, f"/imports/{job['id']}")).status_code == 404
+    worker = WorkerProcess(tmp_path / "worker")
+    try:
+        worker.start()
+        wait_until(lambda: hosting.get(job["url"]).json()["status"] == "done", timeout=300, every=0.5,
+                   what="the import done", workers=[worker])
+    finally:
+        worker.stop()
+    done = hosting.get(job["url"]).json()
+    assert (done["created"], done["updated"], done["failed"], done["position"]) == (rows - 1, 1, 0, rows)
+    assert Contact.objects.filter(book=book).count() == rows
+    assert Contact.objects.get(book=book, email="p0@people.test").name == "Person 0"  # updated, phone kept
+    assert Contact.objects.get(book=book, email="p0@people.test").phone == "555"
+    assert Contact.objects.filter(book=book, groups__name="Customers").count() == rows

@@ -12,6 +12,8 @@ import icalendar
 import recurring_ical_events
 from dateutil import rrule as dateutil_rrule
 
+from mailcore import contentlines
+
 PRODID = "-//Mailwell//Calendar//EN"
 MAX_ICAL_BYTES = 1_000_000
 MAX_EXPANDED = 2000  # occurrences looked at to find where a bounded series ends
@@ -106,23 +108,49 @@ def parse(text: str) -> icalendar.Calendar:
     return calendar
 
 
-def split(text: str) -> list[icalendar.Calendar]:
-    """An .ics file (many events, any UIDs) as one calendar object per UID, time zones copied in."""
+# VCALENDAR > VEVENT > VALARM, VCALENDAR > VTIMEZONE > STANDARD, and one more for what a client may add.
+MAX_NESTING = 4
+MAX_FILE_ZONES = 500
+
+
+@dataclass
+class CalendarObjectText:
+    """One calendar object cut out of an import file: the VEVENTs of one UID, with the time zones they name."""
+
+    uid: str
+    text: str
+
+
+def split(text: str, *, max_events: int) -> list[CalendarObjectText]:
+    """An .ics file (many events, any UIDs) as one calendar object per UID, in one linear pass
+    (contentlines): a file nested deeper than MAX_NESTING, or holding more than `max_events`
+    VEVENTs, is an ICalError before any event is parsed. An event without a UID gets one."""
     try:
-        calendar = icalendar.Calendar.from_ical(text)
-    except Exception as exc:
+        items = contentlines.items_of(text, container="VCALENDAR", max_depth=MAX_NESTING, limits={
+            "VEVENT": (max_events, "events"), "VTIMEZONE": (MAX_FILE_ZONES, "time zones")})
+    except contentlines.ContentLinesError as exc:
         raise ICalError(f"Not an iCalendar file: {exc}") from exc
-    zones = calendar.walk("VTIMEZONE")
-    by_uid: dict[str, icalendar.Calendar] = {}
-    for event in calendar.walk("VEVENT"):
-        uid = str(event.get("UID") or new_uid())
-        event["UID"] = uid
-        if uid not in by_uid:
-            by_uid[uid] = _empty()
-            for tz in zones:
-                by_uid[uid].add_component(tz)
-        by_uid[uid].add_component(event)
-    return list(by_uid.values())
+    for item in items:
+        if item.name == "VTIMEZONE":
+            item.uid = next((contentlines.value_of(line) for line in item.lines
+                             if contentlines.name_of(line) == "TZID"), "")
+    zones = {item.uid: item for item in items if item.name == "VTIMEZONE" and item.uid}
+    by_uid: dict[str, list[contentlines.Item]] = {}
+    for item in items:
+        if item.name != "VEVENT":
+            continue
+        if not item.uid:
+            item.uid = new_uid()
+            item.lines.insert(1, f"UID:{item.uid}")
+        by_uid.setdefault(item.uid, []).append(item)
+    head = f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:{PRODID}\r\n"
+    objects = []
+    for uid, events in by_uid.items():
+        body = "".join(event.text for event in events)
+        named = "".join(zone.text for tzid, zone in zones.items()
+                        if f"TZID={tzid}:" in body or f'TZID="{tzid}"' in body or f"TZID={tzid};" in body)
+        objects.append(CalendarObjectText(uid=uid, text=head + named + body + "END:VCALENDAR\r\n"))
+    return objects
 
 
 def _empty() -> icalendar.Calendar:

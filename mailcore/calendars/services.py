@@ -189,32 +189,41 @@ class ImportResult:
     errors: list[str] = field(default_factory=list)
 
 
-@transaction.atomic
-def events_import(*, calendar: Calendar, text: str) -> ImportResult:
-    """Add every event of an .ics file; an event whose UID is in the calendar already replaces it."""
+def events_import_split(*, text: str) -> list[ical.CalendarObjectText]:
+    """The calendar objects of an .ics file, checked in one linear pass; EventInvalid (nothing to
+    import) for a file that is not iCalendar, nests too deep, holds no event or too many."""
     try:
-        objects = ical.split(text)
+        objects = ical.split(text, max_events=MAX_IMPORT_EVENTS)
     except ical.ICalError as exc:
         raise EventInvalid(str(exc)) from exc
     if not objects:
         raise EventInvalid("The file holds no events.")
-    if len(objects) > MAX_IMPORT_EVENTS:
-        raise EventInvalid(f"A file may hold at most {MAX_IMPORT_EVENTS} events.")
+    return objects
+
+
+@transaction.atomic
+def event_import_one(*, calendar: Calendar, obj: ical.CalendarObjectText) -> bool:
+    """Store one calendar object of an import file, replacing the event of the same UID (so applying it
+    twice leaves one event). True when it made a new event; EventInvalid/EventConflict when it cannot."""
+    existing = CalendarEvent.objects.filter(calendar=calendar, uid=obj.uid).first()
+    href = existing.href if existing else hashlib.sha256(obj.uid.encode()).hexdigest()[:32] + ".ics"
+    event_put(calendar=calendar, href=href, text=obj.text)
+    return existing is None
+
+
+@transaction.atomic
+def events_import(*, calendar: Calendar, text: str) -> ImportResult:
+    """Add every event of an .ics file at once (small files; larger ones go through mailcore.imports);
+    an event whose UID is in the calendar already replaces it."""
     result = ImportResult()
-    for number, obj in enumerate(objects, start=1):
-        uid = str(ical.master(obj)["UID"])
-        existing = CalendarEvent.objects.filter(calendar=calendar, uid=uid).first()
-        href = existing.href if existing else hashlib.sha256(uid.encode()).hexdigest()[:32] + ".ics"
+    for number, obj in enumerate(events_import_split(text=text), start=1):
         try:
-            with transaction.atomic():
-                event_put(calendar=calendar, href=href, text=obj.to_ical().decode())
+            created = event_import_one(calendar=calendar, obj=obj)
         except (EventInvalid, EventConflict) as exc:
-            result.errors.append(f"CalendarEvent {number}: {exc.detail}")
+            result.errors.append(f"Event {number}: {exc.detail}")
             continue
-        if existing:
-            result.updated += 1
-        else:
-            result.created += 1
+        result.created += created
+        result.updated += not created
     return result
 
 

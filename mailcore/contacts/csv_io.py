@@ -170,22 +170,33 @@ def contacts_csv_preview(*, book: AddressBook, text: str) -> CsvReport:
     return report
 
 
+def contacts_csv_apply_row(*, book: AddressBook, row: CsvRow) -> bool:
+    """Apply one planned row to the book as it is now: update the contact with that address (non-empty
+    cells replace fields, the group is added) or create one. True when it made a contact; applying the
+    same row again changes nothing (a background import may meet a row twice only through this rule)."""
+    contact = (Contact.objects.filter(book=book).alias(address=Lower("email")).filter(address=row.email)
+               .order_by("pk").prefetch_related("groups").first())
+    if contact is None:
+        contact = contact_create(book=book, name=row.name or row.email, email=row.email, phone=row.phone,
+                                 company=row.company, notes=row.notes, groups=[row.group] if row.group else [])
+        row.contact_id = contact.pk
+        return True
+    names = [group.name for group in contact.groups.all()]
+    wanted = names + [row.group] if row.group and row.group not in names else None
+    changes = _changes(contact, row)
+    if changes or wanted is not None:
+        contact_update(contact=contact, groups=wanted, **changes)
+    row.contact_id = contact.pk
+    return False
+
+
 @transaction.atomic
 def contacts_csv_import(*, book: AddressBook, text: str) -> CsvReport:
     """Apply the valid rows of `text` to `book` (in one transaction) and report each row as the preview would."""
-    report, existing = _plan(book, text)
+    report, _ = _plan(book, text)
     for row in report.rows:
-        if row.action == "skip":
-            continue
-        if row.action == "create":
-            contact = contact_create(book=book, name=row.name or row.email, email=row.email, phone=row.phone,
-                                     company=row.company, notes=row.notes, groups=[row.group] if row.group else [])
-            row.contact_id = contact.pk
-        else:
-            contact = existing[row.email]
-            names = [group.name for group in contact.groups.all()]
-            wanted = names + [row.group] if row.group and row.group not in names else None
-            contact_update(contact=contact, groups=wanted, **_changes(contact, row))
+        if row.action != "skip":
+            contacts_csv_apply_row(book=book, row=row)
     report.applied = True
     return report
 

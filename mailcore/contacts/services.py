@@ -145,31 +145,48 @@ class ImportResult:
     errors: list[str] = field(default_factory=list)
 
 
-@transaction.atomic
-def contacts_import(*, book: AddressBook, text: str) -> ImportResult:
-    """Add every vCard of a file; a card whose UID is already in the book updates that contact."""
+def contacts_import_split(*, text: str) -> list[str]:
+    """The vCards of a file, each as text of its own, checked in one linear pass; ContactInvalid
+    (nothing to import) for a file that is not vCard, nests too deep, holds no card or too many."""
     try:
-        cards = vcard.parse_many(text)
+        return vcard.split(text, max_cards=MAX_IMPORT_CARDS)
     except vcard.VCardError as exc:
         raise ContactInvalid(str(exc)) from exc
-    if len(cards) > MAX_IMPORT_CARDS:
-        raise ContactInvalid(f"A file may hold at most {MAX_IMPORT_CARDS} vCards.")
+
+
+@transaction.atomic
+def contact_import_one(*, book: AddressBook, text: str) -> bool:
+    """Store one vCard of an import file, updating the contact of the same UID (so applying it twice
+    leaves one contact). True when it made a new contact; ContactInvalid/ContactConflict when it cannot."""
+    try:
+        card = vcard.parse_one(text)
+    except vcard.VCardError as exc:
+        raise ContactInvalid(str(exc)) from exc
+    fields = vcard.fields_of(card)
+    if not (fields.name or fields.email):
+        raise ContactInvalid("no name and no email address.")
+    if not fields.uid:  # the same UID every time this card is applied: derived from its text
+        fields.uid = vcard.uid_for(text)
+        card.add("uid").value = fields.uid
+    existing = Contact.objects.filter(book=book, uid=fields.uid).first()
+    href = existing.href if existing else f"{fields.uid}.vcf".replace("/", "_")
+    contact_put(book=book, href=href, text=card.serialize())
+    return existing is None
+
+
+@transaction.atomic
+def contacts_import(*, book: AddressBook, text: str) -> ImportResult:
+    """Add every vCard of a file at once (small files; larger ones go through mailcore.imports); a
+    card whose UID is already in the book updates that contact."""
     result = ImportResult()
-    for number, card in enumerate(cards, start=1):
-        fields = vcard.fields_of(card)
-        if not (fields.name or fields.email):
-            result.errors.append(f"Card {number}: no name and no email address.")
+    for number, card in enumerate(contacts_import_split(text=text), start=1):
+        try:
+            created = contact_import_one(book=book, text=card)
+        except (ContactInvalid, ContactConflict) as exc:
+            result.errors.append(f"Card {number}: {exc.detail}")
             continue
-        if not fields.uid:
-            fields.uid = vcard.new_uid()
-            card.add("uid").value = fields.uid
-        existing = Contact.objects.filter(book=book, uid=fields.uid).first()
-        href = existing.href if existing else f"{fields.uid}.vcf".replace("/", "_")
-        contact_put(book=book, href=href, text=card.serialize())
-        if existing:
-            result.updated += 1
-        else:
-            result.created += 1
+        result.created += created
+        result.updated += not created
     return result
 
 

@@ -18,14 +18,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.accounts.selectors import plan_gate_message
-from mailcore.contacts.csv_io import MAX_CSV_BYTES, CsvInvalid, contacts_csv_export, contacts_csv_import, \
-    contacts_csv_preview
+from mailcore.contacts.csv_io import MAX_CSV_BYTES, CsvInvalid, contacts_csv_export, contacts_csv_preview
 from mailcore.contacts.models import AddressBook, Contact
 from mailcore.contacts.selectors import book_group_get, book_groups, contact_search, contact_with_email
 from mailcore.contacts.services import (
     ContactConflict, ContactInvalid, client_address_book, contact_create, contact_delete, contact_update,
     group_create, group_delete,
 )
+from mailcore.imports.models import ImportJob
+from mailcore.imports.selectors import import_job_of_book
+from mailcore.imports.services import contacts_csv_import_start
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import partner_mailbox_get
 from portal.htmx import regions
@@ -286,11 +288,13 @@ def contacts_import(request, partner_mailbox, book):
         apply_form = CsvApplyForm(request.POST)
         if apply_form.is_valid():
             try:
-                report = contacts_csv_import(book=book, text=apply_form.cleaned_data["text"])
+                report, job = contacts_csv_import_start(book=book, text=apply_form.cleaned_data["text"])
             except CsvInvalid as exc:
                 upload_form = CsvUploadForm()
                 upload_form.add_error(None, exc.detail)
                 return render(request, IMPORT_TEMPLATE, {**context, "upload_form": upload_form}, status=422)
+            if job is not None:
+                return redirect(_url(partner_mailbox, "mailbox-contacts-import-progress", job_id=job.pk))
             totals = report.totals
             messages.success(request, f"Imported: {totals['create']} contact{'s' if totals['create'] != 1 else ''} "
                                       f"added, {totals['update']} updated, {totals['skip']} skipped.")
@@ -309,6 +313,21 @@ def contacts_import(request, partner_mailbox, book):
                 **context, "report": report, "totals": totals, "applying": totals["create"] + totals["update"],
                 "apply_form": CsvApplyForm(initial={"text": text}), "filename": request.FILES["file"].name})
     return render(request, IMPORT_TEMPLATE, {**context, "upload_form": upload_form}, status=422)
+
+
+@require_GET
+@contacts_page
+def contacts_import_progress(request, partner_mailbox, book, job_id: int):
+    """A large import goes on in the background after the preview's button: how far it has got (htmx polls)."""
+    job = found_or_404(import_job_of_book, "import", book=book, job_id=job_id, kind=ImportJob.Kind.CONTACTS_CSV)
+    context = {"partner_mailbox": partner_mailbox, "mailbox": partner_mailbox.mailbox, "book": book, "job": job,
+               "noun": "contact",
+               "progress_url": _url(partner_mailbox, "mailbox-contacts-import-progress", job_id=job.pk),
+               "done_url": _url(partner_mailbox), "done_label": "Show the contacts",
+               "again_url": _url(partner_mailbox, "mailbox-contacts-import")}
+    if request.htmx:
+        return render(request, "components/import_progress.html", context)
+    return render(request, "portal/contacts/import_progress.html", context)
 
 
 @require_GET

@@ -75,6 +75,8 @@ urlpatterns = [
          name="mailbox-contact-group-delete"),
     path("portal/mailboxes/<int:mailbox_id>/contacts/import/", partner_contacts.contacts_import,
          name="mailbox-contacts-import"),
+    path("portal/mailboxes/<int:mailbox_id>/contacts/import/<int:job_id>/", partner_contacts.contacts_import_progress,
+         name="mailbox-contacts-import-progress"),
     path("portal/mailboxes/<int:mailbox_id>/contacts/export.csv", partner_contacts.contacts_export,
          name="mailbox-contacts-export"),
     path("portal/mailboxes/<int:mailbox_id>/campaigns/", campaigns.campaigns, name="mailbox-campaigns"),

@@ -265,3 +265,32 @@ def test_a_post_without_the_csrf_token_is_refused(alice, partner_mailbox, book):
     assert strict.post(url(partner_mailbox, "add/"), {"email": "ann@bakery.test"}).status_code == 403
     assert strict.post(url(partner_mailbox, "groups/"), {"name": "VIP"}).status_code == 403
     assert Contact.objects.count() == 0 and ContactGroup.objects.count() == 0
+
+
+def test_a_large_import_goes_on_in_the_background_with_its_progress_page(alice_client, partner_mailbox, book,
+                                                                          stranger_mailbox):
+    from mailcore.imports.models import ImportJob
+    from mailcore.imports.services import INLINE_MAX_ITEMS, import_job_advance
+
+    rows = INLINE_MAX_ITEMS + 50
+    csv_text = "email,name,group\n" + "".join(f"p{n}@people.test,Person {n},Customers\n" for n in range(rows))
+    page = alice_client.post(url(partner_mailbox, "import/"), {"file": upload(csv_text)}).content.decode()
+    text = re.search(r'<input type="hidden" name="text" value="([^"]*)"', page).group(1)
+
+    response = alice_client.post(url(partner_mailbox, "import/"), {"text": html.unescape(text)})
+
+    job = ImportJob.objects.get()
+    progress = url(partner_mailbox, f"import/{job.pk}/")
+    assert response.status_code == 302 and response["Location"] == progress
+    assert Contact.objects.count() == 0
+    waiting = alice_client.get(progress).content.decode()
+    assert f"0 of {rows} contacts done (0%)." in waiting
+    assert f'hx-get="{progress}" hx-trigger="every 1s"' in waiting
+    assert alice_client.get(progress, **HTMX).content.decode().lstrip().startswith('<section id="import-progress"')
+    assert alice_client.get(url(stranger_mailbox, f"import/{job.pk}/")).status_code == 404
+
+    import_job_advance(job_id=job.pk, budget_seconds=None)  # what the worker's imports job runs
+
+    done = alice_client.get(progress).content.decode()
+    assert f"{rows} contacts added, 0 updated." in done and "Show the contacts" in done
+    assert Contact.objects.filter(book=book, groups__name="Customers").count() == rows

@@ -31,6 +31,9 @@ from mailcore.campaigns.services import campaign_create, step_add
 from mailcore.contacts.services import address_book_for, client_address_book, contact_create, group_create
 from mailcore.domains.services import domain_mark_verified
 from mailcore.events.services import emit
+from mailcore.imports.services import (
+    INLINE_MAX_ITEMS, contacts_csv_import_start, contacts_import_start, events_import_start,
+)
 from mailcore.mailboxes.aliases import alias_create
 from mailcore.mailboxes.forwarding import forwarding_rule_create
 from mailcore.mailboxes.models import Mailbox
@@ -89,6 +92,7 @@ ROUTES = {
     "v1/hosting/mailboxes/<int:mailbox_id>/identity": "hosting",
     "v1/hosting/mailboxes/<int:mailbox_id>/contacts": "hosting",
     "v1/hosting/mailboxes/<int:mailbox_id>/contacts/import": "hosting",
+    "v1/hosting/mailboxes/<int:mailbox_id>/contacts/imports/<int:job_id>": "hosting",
     "v1/hosting/mailboxes/<int:mailbox_id>/contacts/export": "hosting",
     "v1/hosting/mailboxes/<int:mailbox_id>/contacts/groups": "hosting",
     "v1/hosting/mailboxes/<int:mailbox_id>/contacts/groups/<int:group_id>": "hosting",
@@ -136,6 +140,7 @@ ROUTES = {
     "portal/mailboxes/<int:mailbox_id>/contacts/groups/": "portal",
     "portal/mailboxes/<int:mailbox_id>/contacts/groups/<int:group_id>/delete/": "portal",
     "portal/mailboxes/<int:mailbox_id>/contacts/import/": "portal",
+    "portal/mailboxes/<int:mailbox_id>/contacts/import/<int:job_id>/": "portal",
     "portal/mailboxes/<int:mailbox_id>/contacts/export.csv": "portal",
     "portal/mailboxes/<int:mailbox_id>/campaigns/": "portal",
     "portal/mailboxes/<int:mailbox_id>/campaigns/new/": "portal",
@@ -175,6 +180,8 @@ ROUTES = {
     "webmail/contacts/<int:contact_id>/": "webmail",
     "webmail/contacts/<int:contact_id>/edit/": "webmail",
     "webmail/contacts/<int:contact_id>/delete/": "webmail",
+    "webmail/contacts/import/<int:job_id>/": "webmail",
+    "webmail/calendar/import/<int:job_id>/": "webmail",
     "webmail/calendar/events/<int:event_id>/": "webmail",
     "webmail/calendar/events/<int:event_id>/edit/": "webmail",
     "webmail/calendar/events/<int:event_id>/delete/": "webmail",
@@ -303,6 +310,13 @@ class World:
                                  return_url="https://partner.example/back")
         with capture(execute=True):
             LocalProvider().checkout_complete(payg.purchases.get().provider_ref, paid=True)
+        csv_rows = "".join(f"p{n}@people.test\n" for n in range(INLINE_MAX_ITEMS + 1))
+        _, csv_job = contacts_csv_import_start(book=book, text="email\n" + csv_rows)
+        events_job = events_import_start(calendar=calendar_for(account=alice.account, mailbox=mailbox), text=(
+            "BEGIN:VCALENDAR\r\n" + "".join(f"BEGIN:VEVENT\r\nUID:i{n}\r\nDTSTART:20310101T090000Z\r\nEND:VEVENT\r\n"
+                                           for n in range(INLINE_MAX_ITEMS + 1)) + "END:VCALENDAR\r\n"))
+        cards_job = contacts_import_start(book=personal_book, text="".join(
+            f"BEGIN:VCARD\r\nVERSION:4.0\r\nFN:P{n}\r\nEND:VCARD\r\n" for n in range(INLINE_MAX_ITEMS + 1)))
         label = self._label(alice)
         template = self._template(alice)
         connected = Mailbox.objects.create(account=alice.account, kind=Mailbox.Kind.CONNECTED, local_part="me",
@@ -315,13 +329,17 @@ class World:
         self.api_query = f"?email={mailbox.address}&folder=Secret"
         self.hosting_values = {"domain_id": domain.pk, "client_id": client.pk, "mailbox_id": box.pk,
                                "rule_id": rule.pk, "alias_id": alias.pk, "group_id": group.pk,
-                               "contact_id": hosted_contact.pk, "campaign_id": campaign.pk, "step_id": step.pk}
+                               "contact_id": hosted_contact.pk, "campaign_id": campaign.pk, "step_id": step.pk,
+                               "job_id": csv_job.pk}
         self.portal_values = {**self.hosting_values, "endpoint_id": endpoint.pk, "delivery_id": delivery.pk,
                               "action": "pause", "reference": purchase.reference,
                               "payment_id": Payment.objects.get(purchase=purchase).pk, "key_id": key.pk}
         self.webmail_values = {"name": "Secret", "uid": uid, "index": 2, "scheduled_id": scheduled.pk,
                                "rule_id": rule.pk, "filter_id": mail_filter.pk, "group_id": personal_group.pk,
-                               "contact_id": personal.pk, "event_id": personal_event.pk, "failure_id": failure.pk}
+                               "contact_id": personal.pk, "event_id": personal_event.pk, "failure_id": failure.pk,
+                               "job_id": events_job.pk}
+        # routes whose parameter names an object of another kind than the surface's value of that name
+        self.route_values = {"webmail/contacts/import/<int:job_id>/": {**self.webmail_values, "job_id": cards_job.pk}}
         self.payg_values = {**self.hosting_values, "mailbox_id": payg.pk}
         self.drafts_uid = draft
         self.dav_paths = [f"principals/{mailbox.address}/", f"addressbooks/{mailbox.address}/",
@@ -367,6 +385,8 @@ class World:
     def values(self, surface: str, route: str = "") -> dict:
         if route in PAY_AS_YOU_GO:
             return self.payg_values
+        if route in self.route_values:
+            return self.route_values[route]
         return {"api": self.api_values, "hosting": self.hosting_values, "portal": self.portal_values,
                 "webmail": self.webmail_values}[surface]
 

@@ -27,10 +27,12 @@ from mailcore.calendars.services import (
     event_create,
     event_delete,
     event_update,
-    events_import,
     feed_revoke,
     feed_token_create,
 )
+from mailcore.imports.models import ImportJob
+from mailcore.imports.selectors import import_job_of_mailbox, import_jobs_running
+from mailcore.imports.services import events_import_start
 from portal.webmail.access import owner_required
 from portal.webmail.calendar_forms import (
     FIRST_YEAR,
@@ -510,19 +512,42 @@ def event_delete_view(request, mailbox, calendar, event_id: int):
 @require_http_methods(["GET", "POST"])
 @calendar_owner
 def calendar_import(request, mailbox, calendar):
+    """A small file is imported before the page answers; a larger one goes on in the background and
+    the answer is its progress page."""
     form = ImportForm(request.POST or None, request.FILES or None)
     result, status = None, 200
     if request.method == "POST":
         status = 400
         if form.is_valid():
             try:
-                result = events_import(calendar=calendar, text=form.cleaned_data["file"])
+                job = events_import_start(calendar=calendar, text=form.cleaned_data["file"],
+                                          filename=request.FILES["file"].name)
             except EventInvalid as exc:
-                form.add_error("file", exc.detail)
+                form.add_error("file", f"Nothing was imported: {exc.detail}")
             else:
-                status = 200
-                form = ImportForm()
-    return _page(request, mailbox, calendar, "import.html", {"form": form, "result": result}, status=status)
+                if not job.done:
+                    return redirect("webmail:calendar_import_progress", job_id=job.pk)
+                result, status, form = job, 200, ImportForm()
+    return _page(request, mailbox, calendar, "import.html", {
+        "form": form, "result": result,
+        "running": import_jobs_running(mailbox=mailbox, kind=ImportJob.Kind.EVENTS)}, status=status)
+
+
+@require_safe
+@calendar_owner
+def calendar_import_progress(request, mailbox, calendar, job_id: int):
+    """How far a background import has got; the region polls itself (htmx) while it runs."""
+    try:
+        job = import_job_of_mailbox(mailbox=mailbox, job_id=job_id, kind=ImportJob.Kind.EVENTS)
+    except ImportJob.DoesNotExist:
+        raise Http404("No such import.") from None
+    context = {"job": job, "noun": "event",
+               "progress_url": reverse("webmail:calendar_import_progress", args=[job.pk]),
+               "done_url": reverse("webmail:calendar"), "done_label": "Show my calendar",
+               "again_url": reverse("webmail:calendar_import")}
+    if request.htmx:
+        return render(request, "components/import_progress.html", context)
+    return _page(request, mailbox, calendar, "import_progress.html", context)
 
 
 @require_safe

@@ -10,6 +10,7 @@ urlpatterns = [
     path("events/<int:event_id>/edit/", calendar_pages.event_edit, name="calendar_event_edit"),
     path("events/<int:event_id>/delete/", calendar_pages.event_delete_view, name="calendar_event_delete"),
     path("import/", calendar_pages.calendar_import, name="calendar_import"),
+    path("import/<int:job_id>/", calendar_pages.calendar_import_progress, name="calendar_import_progress"),
     path("export.ics", calendar_pages.calendar_download, name="calendar_export"),
     path("settings/", calendar_pages.calendar_settings, name="calendar_settings"),
     path("settings/timezone/", calendar_pages.calendar_timezone_preset, name="calendar_timezone_preset"),

@@ -29,13 +29,15 @@ from mailcore.contacts.services import (
     contact_delete,
     contact_update,
     contacts_export,
-    contacts_import,
     group_create,
     group_delete,
     group_members_set,
     group_rename,
 )
 from mailcore.errors import DomainError
+from mailcore.imports.models import ImportJob
+from mailcore.imports.selectors import import_job_of_mailbox, import_jobs_running
+from mailcore.imports.services import contacts_import_start
 from mailcore.paging import MAX_PAGE, page_window
 from mailcore.sending.drafts import format_address
 from portal.partner.forms import PortalForm
@@ -420,6 +422,8 @@ def group_remove(request, mailbox, book, group_id: int):
 @require_http_methods(["GET", "POST"])
 @contacts_required
 def contacts_import_view(request, mailbox, book):
+    """A small file is imported before the page answers; a larger one goes on in the background and
+    the answer is its progress page."""
     form = ImportForm(request.POST, request.FILES) if request.method == "POST" else ImportForm()
     result = None
     status = 200
@@ -427,14 +431,34 @@ def contacts_import_view(request, mailbox, book):
         status = 400
         if form.is_valid():
             try:
-                result = contacts_import(book=book, text=form.cleaned_data["file"])
+                job = contacts_import_start(book=book, text=form.cleaned_data["file"],
+                                            filename=request.FILES["file"].name)
             except ContactInvalid as exc:
                 form.add_error("file", f"Nothing was imported: {exc.detail}")
             else:
-                status = 200
-                form = ImportForm()
-    return _page(request, mailbox, book, "webmail/contacts/import.html", {"form": form, "result": result},
-                 status=status)
+                if not job.done:
+                    return redirect("webmail:contacts_import_progress", job_id=job.pk)
+                result, status, form = job, 200, ImportForm()
+    return _page(request, mailbox, book, "webmail/contacts/import.html", {
+        "form": form, "result": result,
+        "running": import_jobs_running(mailbox=mailbox, kind=ImportJob.Kind.CONTACTS)}, status=status)
+
+
+@require_GET
+@contacts_required
+def contacts_import_progress(request, mailbox, book, job_id: int):
+    """How far a background import has got; the region polls itself (htmx) while it runs."""
+    try:
+        job = import_job_of_mailbox(mailbox=mailbox, job_id=job_id, kind=ImportJob.Kind.CONTACTS)
+    except ImportJob.DoesNotExist:
+        raise Http404("No such import.") from None
+    context = {"job": job, "noun": "contact",
+               "progress_url": reverse("webmail:contacts_import_progress", args=[job.pk]),
+               "done_url": reverse("webmail:contacts"), "done_label": "Show my contacts",
+               "again_url": reverse("webmail:contacts_import")}
+    if request.htmx:
+        return render(request, "components/import_progress.html", context)
+    return _page(request, mailbox, book, "webmail/contacts/import_progress.html", context)
 
 
 @require_GET

@@ -8,6 +8,7 @@ urlpatterns = [
     path("new/", contacts.contact_new, name="contact_new"),
     path("select/", contacts.contacts_bulk, name="contacts_bulk"),
     path("import/", contacts.contacts_import_view, name="contacts_import"),
+    path("import/<int:job_id>/", contacts.contacts_import_progress, name="contacts_import_progress"),
     path("export/", contacts.contacts_export_view, name="contacts_export"),
     path("groups/", contacts.groups, name="contacts_groups"),
     path("groups/<int:group_id>/", contacts.group_edit, name="contacts_group"),
