@@ -32,7 +32,22 @@ def contact_get(*, account: Account, contact_id: int) -> Contact:
 
 
 def mailbox_book(*, mailbox: Mailbox) -> AddressBook | None:
-    return AddressBook.objects.filter(mailbox=mailbox).first()
+    """The mailbox's default book (None before its first use)."""
+    return AddressBook.objects.filter(mailbox=mailbox, is_default=True).first()
+
+
+def address_book_list(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[AddressBook]:
+    """The books of one mailbox, or (no mailbox) the account's own, default first."""
+    return AddressBook.objects.filter(account=account, mailbox=mailbox, client=None).order_by("-is_default", "name", "pk")
+
+
+def address_book_get(*, account: Account, book_id: int) -> AddressBook:
+    """The account's book (its own or a mailbox's); any other is AddressBook.DoesNotExist."""
+    return AddressBook.objects.select_related("mailbox").get(account=account, client=None, pk=book_id)
+
+
+def address_book_by_slug(*, account: Account, mailbox: Mailbox | None, slug: str) -> AddressBook | None:
+    return AddressBook.objects.filter(account=account, mailbox=mailbox, client=None, slug=slug).first()
 
 
 def mailbox_contact_get(*, mailbox: Mailbox, contact_id: int) -> Contact:
