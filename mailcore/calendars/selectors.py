@@ -21,9 +21,12 @@ def events_overlapping(events: QuerySet[CalendarEvent], start: datetime | None, 
 
 
 def event_list(*, account: Account, mailbox: Mailbox | None = None, only_account_calendar: bool = False,
-               start: datetime | None = None, end: datetime | None = None) -> QuerySet[CalendarEvent]:
+               calendar: Calendar | None = None, start: datetime | None = None,
+               end: datetime | None = None) -> QuerySet[CalendarEvent]:
     events = CalendarEvent.objects.filter(calendar__account=account, component=CalendarEvent.Component.EVENT
                                           ).select_related("calendar__mailbox")
+    if calendar is not None:
+        events = events.filter(calendar=calendar)
     if mailbox is not None:
         events = events.filter(calendar__mailbox=mailbox)
     elif only_account_calendar:
@@ -45,6 +48,14 @@ def mailbox_calendar(*, mailbox: Mailbox) -> Calendar | None:
 def calendar_list(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[Calendar]:
     """The calendars of one mailbox, or (no mailbox) the account's own, default first."""
     return Calendar.objects.filter(account=account, mailbox=mailbox).order_by("-is_default", "name", "pk")
+
+
+def account_calendars(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[Calendar]:
+    """Every calendar of the account (its own and its mailboxes'), or one mailbox's; default first."""
+    calendars = Calendar.objects.filter(account=account).select_related("mailbox")
+    if mailbox is not None:
+        calendars = calendars.filter(mailbox=mailbox)
+    return calendars.order_by(F("mailbox__address").asc(nulls_first=True), "-is_default", "name", "pk")
 
 
 def calendar_get(*, account: Account, calendar_id: int) -> Calendar:

@@ -1,5 +1,5 @@
 """Reads of contacts, scoped to the caller: an account (REST, partner API) or one mailbox (webmail, CardDAV)."""
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from mailcore.accounts.models import Account
 from mailcore.contacts.models import AddressBook, Contact, ContactGroup
@@ -39,6 +39,14 @@ def mailbox_book(*, mailbox: Mailbox) -> AddressBook | None:
 def address_book_list(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[AddressBook]:
     """The books of one mailbox, or (no mailbox) the account's own, default first."""
     return AddressBook.objects.filter(account=account, mailbox=mailbox, client=None).order_by("-is_default", "name", "pk")
+
+
+def account_address_books(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[AddressBook]:
+    """Every book of the account (its own and its mailboxes', not partner clients'), or one mailbox's."""
+    books = AddressBook.objects.filter(account=account, client=None).select_related("mailbox")
+    if mailbox is not None:
+        books = books.filter(mailbox=mailbox)
+    return books.order_by(F("mailbox__address").asc(nulls_first=True), "-is_default", "name", "pk")
 
 
 def address_book_get(*, account: Account, book_id: int) -> AddressBook:
