@@ -164,6 +164,22 @@ def test_a_stranger_gets_404_for_anothers_address_books(alice_api, dora_api, ann
     assert AddressBook.objects.get(pk=book["id"]).name == "Suppliers"
 
 
+def test_a_contact_goes_into_a_chosen_address_book_and_not_into_anothers(alice_api, dora_api, ann):
+    book = alice_api.post("/contacts/address-books", {"name": "Suppliers", "mailbox": ann.address},
+                          format="json").json()
+
+    made = alice_api.post("/contacts", {"name": "Flour Mill", "email": "orders@mill.test",
+                                        "address_book_id": book["id"]}, format="json")
+    refused = dora_api.post("/contacts", {"name": "x", "email": "x@x.test", "address_book_id": book["id"]},
+                            format="json")
+
+    assert made.status_code == 201 and made.json()["address_book_id"] == book["id"]
+    assert made.json()["mailbox"] == "ann@example.test"
+    assert refused.status_code == 422 and refused.json()["errors"] == {
+        "address_book_id": ["Not an address book of this account."]}
+    assert list(AddressBook.objects.get(pk=book["id"]).contacts.values_list("name", flat=True)) == ["Flour Mill"]
+
+
 def test_scopes_are_asked_for(alice, ann):
     reader = key_client(alice, scopes=["calendar:read", "contacts:read"])
 
