@@ -58,7 +58,8 @@ def test_the_default_calendar_cannot_be_deleted(alice_api, ann):
 @pytest.mark.parametrize("body, field", [
     ({"name": ""}, "name"), ({"name": "x" * 101}, "name"), ({"name": "W", "color": "red"}, "color"),
     ({"name": "W", "components": ["VJOURNAL"]}, "components"), ({"name": "W", "components": []}, "components"),
-    ({"name": "W", "timezone": "Mars/Olympus"}, "timezone"), ({"name": "W", "mailbox": "nobody@example.test"}, "mailbox"),
+    ({"name": "W", "timezone": "Mars/Olympus"}, "timezone"),
+    ({"name": "W", "mailbox": "nobody@example.test"}, "mailbox"),
     ({"name": "W", "is_default": True}, "is_default"), ({"name": 5}, "name"),
 ])
 def test_a_bad_calendar_is_422_and_nothing_is_made(alice_api, ann, body, field):

@@ -37,8 +37,8 @@ def test_create_fetch_complete_reopen_and_delete_a_task(alice_api, ann):
     assert (done["completed"], done["status"]) == (True, "COMPLETED") and done["completed_at"]
     stored.refresh_from_db()
     assert "STATUS:COMPLETED" in stored.ical and "COMPLETED:" in stored.ical and "PERCENT-COMPLETE:100" in stored.ical
-    reopened = alice_api.patch(f"/calendar/tasks/{task['id']}", {"completed": False, "due": "2031-03-05T17:00:00+01:00"},
-                               format="json").json()
+    reopened = alice_api.patch(f"/calendar/tasks/{task['id']}",
+                               {"completed": False, "due": "2031-03-05T17:00:00+01:00"}, format="json").json()
     assert (reopened["completed"], reopened["completed_at"], reopened["due"]) == (False, None, "2031-03-05T16:00:00Z")
 
     assert alice_api.delete(f"/calendar/tasks/{task['id']}").status_code == 204
@@ -85,7 +85,8 @@ def test_tasks_list_open_first_by_due_and_filter_by_state_and_calendar(alice_api
     ({}, "title"), ({"title": ""}, "title"), ({"title": "t", "priority": 10}, "priority"),
     ({"title": "t", "priority": "1"}, "priority"), ({"title": "t", "due": "soon"}, "due"),
     ({"title": "t", "completed": "yes"}, "completed"), ({"title": "t", "status": "COMPLETED"}, "status"),
-    ({"title": "t", "mailbox": "nobody@example.test"}, "mailbox"), ({"title": "t", "calendar_id": 999999}, "calendar_id"),
+    ({"title": "t", "mailbox": "nobody@example.test"}, "mailbox"),
+    ({"title": "t", "calendar_id": 999999}, "calendar_id"),
 ])
 def test_a_bad_task_is_422_and_nothing_is_made(alice_api, ann, body, field):
     response = alice_api.post("/calendar/tasks", body, format="json")

@@ -135,8 +135,9 @@ class TaskPageOutput(serializers.Serializer):
 
 
 class TaskListQuery(page_query(default_size=50, max_size=100, name="TaskPageQuery")):
-    mailbox = serializers.EmailField(max_length=320, required=False,
-                                     help_text="Only this managed mailbox's tasks; without it every task of the account.")
+    mailbox = serializers.EmailField(
+        max_length=320, required=False,
+        help_text="Only this managed mailbox's tasks; without it every task of the account.")
     calendar_id = serializers.IntegerField(required=False, min_value=1, help_text="Only this calendar's tasks.")
     completed = serializers.BooleanField(required=False, allow_null=True, default=None,
                                          help_text="true: only done ones; false: only open ones; absent: both.")

@@ -168,7 +168,8 @@ def test_move_takes_an_event_to_another_calendar_and_both_sync_tokens_say_so(htt
 
 def test_move_refuses_overwrite_f_a_uid_clash_and_a_destination_of_another_kind(http, principal, ann):
     principal.make_calendar(name="Family", cal_id="family")
-    only_events = principal.make_calendar(name="Meetings", cal_id="meetings", supported_calendar_component_set=["VEVENT"])
+    only_events = principal.make_calendar(name="Meetings", cal_id="meetings",
+                                          supported_calendar_component_set=["VEVENT"])
     default = principal.calendar(cal_id="calendar")
     default.add_event(vevent("a-1", "A"))
     default.add_todo(todo("t-1", "Task"))

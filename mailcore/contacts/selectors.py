@@ -38,7 +38,8 @@ def mailbox_book(*, mailbox: Mailbox) -> AddressBook | None:
 
 def address_book_list(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[AddressBook]:
     """The books of one mailbox, or (no mailbox) the account's own, default first."""
-    return AddressBook.objects.filter(account=account, mailbox=mailbox, client=None).order_by("-is_default", "name", "pk")
+    books = AddressBook.objects.filter(account=account, mailbox=mailbox, client=None)
+    return books.order_by("-is_default", "name", "pk")
 
 
 def account_address_books(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[AddressBook]:

@@ -48,7 +48,8 @@ def calendars_manage(request, mailbox, calendar):
             except (EventInvalid, CalendarRefused, CalendarTaken) as exc:
                 form.add_error(None, exc.detail)
             else:
-                messages.success(request, f"“{made.name}” added. Your phone and desktop apps show it at their next sync.")
+                messages.success(request, f"“{made.name}” added. Your phone and desktop apps show it at their "
+                                          "next sync.")
                 return redirect("webmail:calendar_calendars")
         return _calendars_page(request, mailbox, calendar, form, status=400)
     return _calendars_page(request, mailbox, calendar, form)
