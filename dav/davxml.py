@@ -83,6 +83,24 @@ def empty(element: ET.Element) -> None:
     pass
 
 
+def stored(xml: str) -> Fill:
+    """A dead property as a client set it (kept as its serialized element): its text, attributes and children."""
+    def fill(element: ET.Element) -> None:
+        try:
+            source = SafeET.fromstring(xml, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+        except (DefusedXmlException, ET.ParseError, ValueError):
+            return
+        element.text = source.text
+        element.attrib.update(source.attrib)
+        element.extend(list(source))
+    return fill
+
+
+def to_text(element: ET.Element) -> str:
+    """An element as it is stored for a dead property."""
+    return ET.tostring(element, encoding="unicode")
+
+
 class Multistatus:
     """A 207 body: one response per href, found properties in a 200 propstat, the rest in others."""
 
@@ -90,7 +108,9 @@ class Multistatus:
         self.root = ET.Element(d("multistatus"))
 
     def add(self, href: str, *, found: dict[str, Fill] | None = None, missing: Iterable[str] = (),
-            statuses: dict[str, list[str]] | None = None, status: str | None = None) -> None:
+            statuses: dict[str, list[str]] | None = None, status: str | None = None,
+            reasons: dict[str, str] | None = None) -> None:
+        """`reasons`: a DAV:responsedescription per propstat status ("403 Forbidden": why)."""
         response = ET.SubElement(self.root, d("response"))
         ET.SubElement(response, d("href")).text = href
         if status is not None:
@@ -103,23 +123,30 @@ class Multistatus:
         if missing:
             groups.setdefault("404 Not Found", []).extend(missing)
         for code, tags in groups.items():
-            self._propstat(response, code, {tag: empty for tag in tags})
+            self._propstat(response, code, {tag: empty for tag in tags}, (reasons or {}).get(code))
         if not found and not groups:  # a response needs a propstat or a status
             self._propstat(response, "200 OK", {})
 
     @staticmethod
-    def _propstat(response: ET.Element, code: str, properties: dict[str, Fill]) -> None:
+    def _propstat(response: ET.Element, code: str, properties: dict[str, Fill], reason: str | None = None) -> None:
         propstat = ET.SubElement(response, d("propstat"))
         prop = ET.SubElement(propstat, d("prop"))
         for tag, fill in properties.items():
             fill(ET.SubElement(prop, tag))
         ET.SubElement(propstat, d("status")).text = f"HTTP/1.1 {code}"
+        if reason:
+            ET.SubElement(propstat, d("responsedescription")).text = reason
 
     def sync_token(self, token: str) -> None:
         ET.SubElement(self.root, d("sync-token")).text = token
 
     def to_bytes(self) -> bytes:
         return serialize(self.root)
+
+    def as_root(self, tag: str) -> "Multistatus":
+        """The same body under another root element (CalDAV's mkcalendar-response, RFC 5689's mkcol-response)."""
+        self.root.tag = tag
+        return self
 
 
 def error(*conditions: str) -> bytes:

@@ -2,12 +2,17 @@
 events that REST and webmail use: every read goes through mailcore's selectors and every write
 through its services, so a change made here is logged for every other client and the other way round.
 
-Each managed mailbox has one address book and one calendar:
+Each managed mailbox has a default address book and calendar (`contacts/`, `calendar/`, made on first
+use) and may have more, made by clients (MKCALENDAR, extended MKCOL), REST or the webmail:
 
     /dav/                                        root (current-user-principal)
     /dav/principals/<address>/                   the mailbox's principal
-    /dav/addressbooks/<address>/contacts/<name>  its address book and contacts (plan feature `contacts`)
-    /dav/calendars/<address>/calendar/<name>     its calendar and events (plan feature `calendar`)
+    /dav/addressbooks/<address>/<book>/<name>    its address books and contacts (plan feature `contacts`)
+    /dav/calendars/<address>/<calendar>/<name>   its calendars, events and tasks (plan feature `calendar`)
+
+This module walks the tree and answers PROPFIND, GET, PUT, DELETE and REPORT; PROPPATCH, MKCOL and
+MKCALENDAR, and MOVE have modules of their own (dav/proppatch.py, dav/mkcol.py, dav/move.py), and
+dav/views.py dispatches.
 
 Clients sign in with HTTP Basic: the mailbox address and the mailbox password. A path naming any
 other address is 404, like every path that does not exist."""
@@ -22,24 +27,28 @@ from xml.etree import ElementTree as ET
 
 import icalendar
 from django.conf import settings
-from django.http import HttpResponse, HttpResponsePermanentRedirect
+from django.http import HttpResponse
 from django.utils.http import http_date
-from django.views.decorators.csrf import csrf_exempt
 
 from dav import davxml
 from dav.davxml import CS, ICAL, Multistatus, XmlRefused, cal, card, d
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.calendars import ical
 from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.selectors import calendar_free_busy, calendar_objects, objects_in_range
+from mailcore.calendars.selectors import (
+    calendar_by_slug, calendar_free_busy, calendar_list, calendar_objects, objects_in_range, tasks_in_range,
+)
 from mailcore.calendars.services import (
-    EventConflict, EventInvalid, calendar_export, calendar_for, calendar_update, event_delete, event_put,
+    CalendarRefused, ComponentUnsupported, EventConflict, EventInvalid, calendar_delete, calendar_export, calendar_for,
+    event_delete, event_put,
 )
 from mailcore.changelog import changes_since
 from mailcore.contacts import vcard
 from mailcore.contacts.models import AddressBook, Contact
+from mailcore.contacts.selectors import address_book_by_slug, address_book_list
 from mailcore.contacts.services import (
-    ContactConflict, ContactInvalid, address_book_for, address_book_rename, contact_delete, contact_put, contacts_export,
+    AddressBookRefused, ContactConflict, ContactInvalid, address_book_delete, address_book_for, contact_delete,
+    contact_put, contacts_export,
 )
 from mailcore.ipnets import client_ip
 from mailcore.mailboxes.models import Mailbox
@@ -51,8 +60,8 @@ ROOT = "/dav/"
 REALM = "Mailwell"
 MAX_RESOURCE_BYTES = 1_000_000  # a vCard with a photo, an event with its overrides
 MAX_XML_BYTES = 256 * 1024  # a PROPFIND or REPORT body
-DAV_CLASSES = "1, 3, addressbook, calendar-access"
-ALLOW = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT"
+DAV_CLASSES = "1, 3, addressbook, calendar-access, extended-mkcol"
+ALLOW = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT, MKCOL, MKCALENDAR, MOVE"
 SYNC_TOKEN = re.compile(r"/ns/sync/(?P<kind>[bc])(?P<pk>\d+)-(?P<revision>\d+)$")
 VCARD_TYPES = ("text/vcard", "text/x-vcard", "text/directory")
 FAR_PAST = datetime(1900, 1, 1, tzinfo=UTC)
@@ -74,8 +83,8 @@ class Node:
     kind: str
     href: str  # the canonical path, percent-encoded where needed
     mailbox: Mailbox
-    collection: AddressBook | Calendar | None = None
-    name: str = ""  # a contact's or event's resource name
+    collection: AddressBook | Calendar | None = None  # None for a book or calendar not made yet (MKCOL's target)
+    name: str = ""  # a contact's or event's resource name; a book's or calendar's URL segment
     obj: Contact | CalendarEvent | None = None
 
     @property
@@ -192,14 +201,26 @@ def _calendar_home_href(mailbox: Mailbox) -> str:
     return f"{ROOT}calendars/{_segment(mailbox.address)}/"
 
 
-def _book_node(mailbox: Mailbox) -> Node:
-    book = address_book_for(account=mailbox.account, mailbox=mailbox)
-    return Node(BOOK, _book_home_href(mailbox) + "contacts/", mailbox, collection=book)
+def _book_node(mailbox: Mailbox, book: AddressBook) -> Node:
+    return Node(BOOK, _book_home_href(mailbox) + _segment(book.slug) + "/", mailbox, collection=book, name=book.slug)
 
 
-def _calendar_node(mailbox: Mailbox) -> Node:
-    calendar = calendar_for(account=mailbox.account, mailbox=mailbox)
-    return Node(CALENDAR, _calendar_home_href(mailbox) + "calendar/", mailbox, collection=calendar)
+def _calendar_node(mailbox: Mailbox, calendar: Calendar) -> Node:
+    return Node(CALENDAR, _calendar_home_href(mailbox) + _segment(calendar.slug) + "/", mailbox, collection=calendar,
+                name=calendar.slug)
+
+
+def _collection_node(mailbox: Mailbox, kind: str, slug: str) -> Node:
+    """The book or calendar at this URL segment (the default one made on first use); its collection
+    is None when there is none there yet."""
+    account = mailbox.account
+    if kind == BOOK:
+        home, first_use, by_slug = _book_home_href(mailbox), address_book_for, address_book_by_slug
+    else:
+        home, first_use, by_slug = _calendar_home_href(mailbox), calendar_for, calendar_by_slug
+    default = first_use(account=account, mailbox=mailbox)
+    collection = default if slug == default.slug else by_slug(account=account, mailbox=mailbox, slug=slug)
+    return Node(kind, home + _segment(slug) + "/", mailbox, collection=collection, name=slug)
 
 
 def _member(collection: Node, obj: Contact | CalendarEvent) -> Node:
@@ -238,16 +259,17 @@ def _resolve(path: str, mailbox: Mailbox) -> Node | None:
         return None
     if top == PRINCIPALS:
         return Node(PRINCIPAL, _principal_href(mailbox), mailbox) if len(rest) == 1 else None
-    home_kind, home_href, own, make = (
-        (BOOK_HOME, _book_home_href(mailbox), "contacts", _book_node) if top == BOOKS
-        else (CAL_HOME, _calendar_home_href(mailbox), "calendar", _calendar_node))
+    home_kind, home_href, kind = ((BOOK_HOME, _book_home_href(mailbox), BOOK) if top == BOOKS
+                                  else (CAL_HOME, _calendar_home_href(mailbox), CALENDAR))
     if len(rest) == 1:
         return Node(home_kind, home_href, mailbox)
-    if rest[1] != own or len(rest) > 3:
+    if len(rest) > 3 or not _valid_name(rest[1]):
         return None
-    collection = make(mailbox)
+    collection = _collection_node(mailbox, kind, rest[1])
     if len(rest) == 2:
         return collection
+    if collection.collection is None:
+        return None
     return _named_member(collection, rest[2]) if _valid_name(rest[2]) else None
 
 
@@ -266,9 +288,12 @@ def _children(node: Node) -> list[Node]:
     if node.kind == CALENDARS:
         return [Node(CAL_HOME, _calendar_home_href(mailbox), mailbox)]
     if node.kind == BOOK_HOME:
-        return [_book_node(mailbox)]
+        address_book_for(account=mailbox.account, mailbox=mailbox)
+        return [_book_node(mailbox, book) for book in address_book_list(account=mailbox.account, mailbox=mailbox)]
     if node.kind == CAL_HOME:
-        return [_calendar_node(mailbox)]
+        calendar_for(account=mailbox.account, mailbox=mailbox)
+        return [_calendar_node(mailbox, calendar)
+                for calendar in calendar_list(account=mailbox.account, mailbox=mailbox)]
     if node.kind == BOOK:
         return [_member(node, contact) for contact in node.collection.contacts.order_by("href")]
     if node.kind == CALENDAR:
@@ -282,6 +307,7 @@ EXPENSIVE = {card("address-data"), cal("calendar-data")}  # only when asked for 
 READ_ONLY = ("read", "read-current-user-privilege-set")
 READ_WRITE = ("read", "write", "write-properties", "write-content", "bind", "unbind",
               "read-current-user-privilege-set")
+HOME = ("read", "bind", "unbind", "read-current-user-privilege-set")  # books and calendars are made and deleted in it
 
 
 def _sync_token(request, node: Node) -> str:
@@ -316,7 +342,8 @@ def _properties(request, node: Node) -> dict[str, davxml.Fill]:
     else:
         props[d("resourcetype")] = davxml.empty
     writable = node.kind in (BOOK, CALENDAR, CONTACT, EVENT)
-    props[d("current-user-privilege-set")] = davxml.privileges(*(READ_WRITE if writable else READ_ONLY))
+    privileges = READ_WRITE if writable else HOME if node.kind in (BOOK_HOME, CAL_HOME) else READ_ONLY
+    props[d("current-user-privilege-set")] = davxml.privileges(*privileges)
 
     if node.kind == PRINCIPAL:
         contacts, calendar = _features(mailbox)
@@ -349,7 +376,7 @@ def _properties(request, node: Node) -> dict[str, davxml.Fill]:
         else:
             props[d("resourcetype")] = davxml.children(d("collection"), cal("calendar"))
             props[cal("calendar-description")] = davxml.text(f"Calendar of {mailbox.address}")
-            props[cal("supported-calendar-component-set")] = _vevent_only
+            props[cal("supported-calendar-component-set")] = _components(collection.component_set)
             props[cal("supported-calendar-data")] = _calendar_data_types
             props[cal("max-resource-size")] = davxml.text(str(MAX_RESOURCE_BYTES))
             props[f"{{{ICAL}}}calendar-color"] = davxml.text(collection.color)
@@ -358,6 +385,9 @@ def _properties(request, node: Node) -> dict[str, davxml.Fill]:
             zone_text = _timezone_text(collection.timezone)
             if zone_text:
                 props[cal("calendar-timezone")] = davxml.text(zone_text)
+        for name, stored in collection.properties.items():  # what clients set (descriptions included)
+            if name not in props or name in DESCRIPTIONS:
+                props[name] = davxml.stored(stored)
     elif node.kind in (CONTACT, EVENT) and node.obj is not None:
         obj = node.obj
         stored = obj.vcard if node.kind == CONTACT else obj.ical
@@ -378,14 +408,22 @@ def _calendar_data_types(element: ET.Element) -> None:
     ET.SubElement(element, cal("calendar-data"), {"content-type": "text/calendar", "version": "2.0"})
 
 
-def _vevent_only(element: ET.Element) -> None:
-    ET.SubElement(element, cal("comp"), {"name": "VEVENT"})
+DESCRIPTIONS = (card("addressbook-description"), cal("calendar-description"))  # live until a client sets one
+
+
+def _components(names: list[str]) -> davxml.Fill:
+    def fill(element: ET.Element) -> None:
+        for name in names:
+            ET.SubElement(element, cal("comp"), {"name": name})
+    return fill
 
 
 def _content_type(node: Node) -> str:
     if node.kind in (CONTACT, BOOK):
         return "text/vcard; charset=utf-8"
-    return "text/calendar; charset=utf-8; component=VEVENT" if node.kind == EVENT else "text/calendar; charset=utf-8"
+    if node.kind == EVENT and node.obj is not None:
+        return f"text/calendar; charset=utf-8; component={node.obj.component}"
+    return "text/calendar; charset=utf-8"
 
 
 def _requested(root: ET.Element | None) -> tuple[str, list[str]]:
@@ -468,48 +506,6 @@ def _allowed(node: Node) -> bool:
     return node.mailbox.effective_plan.has_feature(FEATURE[node.kind])
 
 
-def _color(value: str) -> str | None:
-    value = value.strip()
-    if re.fullmatch(r"#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?", value):
-        return value[:7].lower()
-    return None
-
-
-def _proppatch(request, node: Node) -> HttpResponse:
-    root = _xml_body(request)
-    if isinstance(root, HttpResponse):
-        return root
-    if root is None or root.tag != d("propertyupdate"):
-        return _response("Expected a DAV:propertyupdate body.\n", status=400)
-    changes: dict[str, str] = {}
-    refused: list[str] = []
-    names: list[str] = []
-    for instruction in root:
-        removing = instruction.tag == d("remove")
-        for prop in instruction.iter(d("prop")):
-            for element in prop:
-                names.append(element.tag)
-                value = (element.text or "").strip()
-                if node.kind in (BOOK, CALENDAR) and element.tag == d("displayname") and not removing and value:
-                    changes["name"] = value[:100]
-                elif node.kind == CALENDAR and element.tag == f"{{{ICAL}}}calendar-color" and not removing \
-                        and _color(value):
-                    changes["color"] = _color(value)
-                else:
-                    refused.append(element.tag)
-    multistatus = Multistatus()
-    if refused:
-        multistatus.add(node.href, statuses={"403 Forbidden": refused,
-                                             "424 Failed Dependency": [n for n in names if n not in refused]})
-    else:
-        if node.kind == CALENDAR and changes:
-            calendar_update(calendar=node.collection, **changes)
-        elif changes:
-            address_book_rename(book=node.collection, **changes)
-        multistatus.add(node.href, found={name: davxml.empty for name in names})
-    return _xml(multistatus.to_bytes())
-
-
 def _get(request, node: Node) -> HttpResponse:
     head = request.method == "HEAD"
     if node.kind in (CONTACT, EVENT):
@@ -528,10 +524,10 @@ def _get(request, node: Node) -> HttpResponse:
         return _response(b"" if head else text, content_type=_content_type(node), headers=headers)
     if node.kind == BOOK:
         text = contacts_export(contacts=node.collection.contacts.order_by("name", "pk")).encode()
-        name = "contacts.vcf"
+        name = f"{node.collection.slug}.vcf" if node.collection.slug.isascii() else "contacts.vcf"
     elif node.kind == CALENDAR:
         text = calendar_export(calendar=node.collection).encode()
-        name = "calendar.ics"
+        name = f"{node.collection.slug}.ics" if node.collection.slug.isascii() else "calendar.ics"
     else:
         text = b"This is the Mailwell CardDAV/CalDAV server. Point a contacts or calendar app at it.\n"
         return _response(b"" if head else text)
@@ -600,9 +596,9 @@ def _put(request, node: Node) -> HttpResponse:
         else:
             obj, created = event_put(calendar=node.collection, href=node.name, text=text, if_match=if_match,
                                      if_none_match=if_none_match)
+    except ComponentUnsupported:
+        return _precondition(403, cal("supported-calendar-component"))
     except (ContactInvalid, vcard.VCardError, EventInvalid, ical.ICalError):
-        if not is_contact and "BEGIN:VEVENT" not in text.upper() and "BEGIN:VCALENDAR" in text.upper():
-            return _precondition(403, cal("supported-calendar-component"))
         return _precondition(400, data_condition)
     except (ContactConflict, EventConflict):
         now = _named_member(Node(BOOK if is_contact else CALENDAR, "", node.mailbox, collection=node.collection),
@@ -614,9 +610,17 @@ def _put(request, node: Node) -> HttpResponse:
 
 
 def _delete(request, node: Node) -> HttpResponse:
+    if node.kind in (BOOK, CALENDAR):
+        try:
+            if node.kind == BOOK:
+                address_book_delete(book=node.collection)
+            else:
+                calendar_delete(calendar=node.collection)
+        except (AddressBookRefused, CalendarRefused) as exc:
+            return _response(f"{exc.detail}\n", status=403)
+        return _response(status=204)
     if node.kind not in (CONTACT, EVENT):
-        return _response("The address book and the calendar cannot be deleted; delete their entries instead.\n",
-                         status=403)
+        return _response("Only address books, calendars and what they hold can be deleted.\n", status=403)
     if node.obj is None:
         return _not_found()
     if _preconditions_fail(request, node.obj):
@@ -833,8 +837,9 @@ def _component_matches(calendar: Calendar, comp_filter: ET.Element) -> list[Cale
         return []  # a component type this calendar does not hold
     time_range = comp_filter.find(cal("time-range"))
     if time_range is not None:
-        found = objects_in_range(objects, _utc_stamp(time_range.get("start"), FAR_PAST),
-                                 _utc_stamp(time_range.get("end"), FAR_FUTURE))
+        in_range = tasks_in_range if component == CalendarEvent.Component.TASK else objects_in_range
+        found = in_range(objects, _utc_stamp(time_range.get("start"), FAR_PAST),
+                         _utc_stamp(time_range.get("end"), FAR_FUTURE))
     else:
         found = list(objects.order_by("start", "pk"))
     prop_filters = comp_filter.findall(cal("prop-filter"))
@@ -903,38 +908,3 @@ def _sync_collection(request, node: Node, root: ET.Element, representation: Repr
                 _add_response(multistatus, request, _member(node, obj), mode, names, representation)
     multistatus.sync_token(_sync_token(request, node))
     return _xml(multistatus.to_bytes())
-
-
-# --- Views -----------------------------------------------------------------------------------
-
-METHODS = {"PROPFIND": _propfind, "PROPPATCH": _proppatch, "GET": _get, "HEAD": _get, "PUT": _put,
-           "DELETE": _delete, "REPORT": _report}
-
-
-@csrf_exempt
-def well_known(request, service: str = "") -> HttpResponse:
-    """RFC 6764: /.well-known/carddav and /.well-known/caldav lead to the DAV root, whatever the method."""
-    return HttpResponsePermanentRedirect(ROOT)
-
-
-@csrf_exempt
-def dav(request, path: str = "") -> HttpResponse:
-    if request.method == "OPTIONS":
-        return _options(request)
-    mailbox = _sign_in(request)
-    if isinstance(mailbox, HttpResponse):
-        return mailbox
-    top = (path or "").strip("/").split("/", 1)[0]
-    refused = _gate(mailbox, top)  # before the tree is walked: walking it makes the book and calendar
-    if refused is not None:
-        return refused
-    if request.method in ("MKCOL", "MKCALENDAR"):
-        return _response("Each mailbox has one address book and one calendar; new collections cannot be made.\n",
-                         status=403)
-    node = _resolve(path or "", mailbox)
-    if node is None:
-        return _not_found()
-    handler = METHODS.get(request.method)
-    if handler is None:
-        return _response(f"{request.method} is not supported here.\n", status=405, headers={"Allow": ALLOW})
-    return handler(request, node)

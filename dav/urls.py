@@ -3,9 +3,9 @@ One catch-all route: the protocol module walks the tree itself, with or without 
 (Django's APPEND_SLASH would answer a PROPFIND with a redirect)."""
 from django.urls import re_path
 
-from dav import protocol
+from dav import views
 
 urlpatterns = [
-    re_path(r"^\.well-known/(?P<service>carddav|caldav)/?$", protocol.well_known, name="dav-well-known"),
-    re_path(r"^dav(?:/(?P<path>.*))?$", protocol.dav, name="dav"),
+    re_path(r"^\.well-known/(?P<service>carddav|caldav)/?$", views.well_known, name="dav-well-known"),
+    re_path(r"^dav(?:/(?P<path>.*))?$", views.dav, name="dav"),
 ]

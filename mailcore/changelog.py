@@ -10,6 +10,11 @@ from django.db.models import F
 
 class SyncedCollection(models.Model):
     revision = models.BigIntegerField(default=0, help_text="Bumped by every change of a resource in it.")
+    slug = models.CharField(max_length=100, help_text="The collection's name in its DAV path (its URL segment).")
+    is_default = models.BooleanField(default=False, help_text="The one a mailbox (or account) gets on first use; "
+                                     "it keeps the original URL and cannot be deleted.")
+    properties = models.JSONField(default=dict, blank=True,
+                                  help_text="Dead properties sync clients set (Clark name -> XML), bounded.")
 
     class Meta:
         abstract = True
@@ -56,3 +61,41 @@ def change_record(collection: SyncedCollection, *, href: str, deleted: bool = Fa
 def changes_since(collection: SyncedCollection, revision: int) -> list[ChangeRecord]:
     """The resources changed after `revision`, oldest change first."""
     return list(collection.changes.filter(revision__gt=revision).order_by("revision"))
+
+
+MAX_COLLECTIONS = 50  # calendars, or address books, of one mailbox (or of the account)
+MAX_DEAD_PROPERTIES = 32  # per collection: what Apple, Thunderbird and DAVx5 set, many times over
+MAX_DEAD_PROPERTY_BYTES = 4096  # a property's name and XML value together
+MAX_SLUG = 100
+
+
+def slug_valid(slug: str) -> bool:
+    """A collection's URL segment: printable, no slash, not a dot segment, at most MAX_SLUG characters."""
+    return 0 < len(slug) <= MAX_SLUG and "/" not in slug and slug not in (".", "..") and slug.isprintable() \
+        and slug == slug.strip()
+
+
+def dead_properties_refusals(collection: SyncedCollection, *, set_: dict[str, str],
+                             remove: list[str]) -> dict[str, tuple[int, str]]:
+    """Why each of these dead property changes cannot be stored: {name: (HTTP status, reason)}, empty
+    when all can. A value over its bound is 507 (no room for it); past the count, every new one is 507."""
+    refusals: dict[str, tuple[int, str]] = {}
+    kept = {name for name in collection.properties if name not in remove}
+    for name, value in set_.items():
+        size = len(name.encode()) + len(value.encode())
+        if size > MAX_DEAD_PROPERTY_BYTES:
+            refusals[name] = (507, f"A property may be at most {MAX_DEAD_PROPERTY_BYTES} bytes (name and value); "
+                                   f"this one is {size}.")
+            continue
+        kept.add(name)
+        if len(kept) > MAX_DEAD_PROPERTIES:
+            refusals[name] = (507, f"A collection keeps at most {MAX_DEAD_PROPERTIES} properties of clients.")
+    return refusals
+
+
+def dead_properties_update(collection: SyncedCollection, *, set_: dict[str, str], remove: list[str]) -> None:
+    """Store these dead properties (checked with dead_properties_refusals first), drop the removed ones."""
+    properties = {name: value for name, value in collection.properties.items() if name not in remove}
+    properties.update(set_)
+    collection.properties = properties
+    collection.save(update_fields=["properties"])

@@ -28,7 +28,7 @@ def test_create_fetch_update_delete(alice_api, alice):
     event = created.json()
     assert set(event) == {"id", "uid", "title", "start", "end", "all_day", "description", "location", "color",
                           "attendees", "attendee_status", "organizer", "recurrence", "timezone", "sequence",
-                          "mailbox", "created_at", "updated_at"}
+                          "mailbox", "calendar_id", "created_at", "updated_at"}
     assert {key: event[key] for key in ("title", "start", "end", "all_day", "description", "location", "color",
                                         "attendees", "attendee_status", "recurrence", "timezone", "mailbox")} == {
         "title": "Planning", "start": "2026-05-04T09:00:00Z", "end": "2026-05-04T10:00:00Z", "all_day": False,
@@ -262,7 +262,8 @@ def test_a_bad_range_is_422(alice_api, query, field):
 
 
 def test_an_event_can_go_to_a_mailboxes_calendar_and_be_listed_by_it(alice_api, alice, ann):
-    Calendar.objects.create(account=alice.account, mailbox=ann, timezone="Europe/Berlin")
+    Calendar.objects.create(account=alice.account, mailbox=ann, timezone="Europe/Berlin", slug="calendar",
+                            is_default=True)
     created = create(alice_api, title="Ann's", mailbox="Ann@Example.test", attendees=["bert@example.com"])
     assert created.status_code == 201, created.json()
     event = created.json()

@@ -29,7 +29,7 @@ def test_create_fetch_update_delete(alice_api, alice):
         "name": "Ann Example", "email": "ann@example.com", "phone": "+44 20 7946 0000", "company": "Acme",
         "notes": "Met at the fair", "groups": ["Customers"], "mailbox": None}
     assert set(contact) == {"id", "uid", "name", "email", "phone", "company", "notes", "groups", "mailbox",
-                            "created_at", "updated_at"}
+                            "address_book_id", "created_at", "updated_at"}
     stored = Contact.objects.get()
     assert stored.book == AddressBook.objects.get(account=alice.account, mailbox=None)
     assert "EMAIL" in stored.vcard and "ann@example.com" in stored.vcard

@@ -1,6 +1,7 @@
 """/calendar: the account's events (plan Pro or Premium). Reading needs `calendar:read`, changing
-`calendar:write`. An event lives in the account's own calendar (`mailbox` null) or in the calendar of
-one of its managed mailboxes (the one its owner sees in webmail and on the phone)."""
+`calendar:write`. An event lives in one of the account's own calendars (`mailbox` null) or of one of
+its managed mailboxes (those its owner sees in webmail and on the phone): the default one unless
+`calendar_id` names another (see /calendar/calendars)."""
 from datetime import UTC, date, datetime, time, timedelta
 
 from zoneinfo import available_timezones
@@ -16,8 +17,9 @@ from api.permissions import request_account
 from api.inputs import StrictInput
 from api.views.contacts import MAILBOX_HELP, managed_mailbox
 from mailcore.calendars import ical
-from mailcore.calendars.selectors import event_get, event_list
-from mailcore.calendars.services import calendar_for, event_create, event_delete, event_update
+from mailcore.calendars.models import Calendar, CalendarEvent
+from mailcore.calendars.selectors import calendar_get, event_get, event_list
+from mailcore.calendars.services import calendar_for, event_create, event_delete, event_move, event_update
 from mailcore.paging import page_window
 
 MAX_ATTENDEES = 100
@@ -46,7 +48,7 @@ def _datetime_field(**options) -> serializers.DateTimeField:
 class EventUpdateInput(StrictInput):
     """Changes to an event (the whole series): only the fields sent change; any other key is a 422."""
 
-    refused = {"mailbox": "An event stays in its calendar; delete it and create it in the other.",
+    refused = {"mailbox": "An event stays with its mailbox; `calendar_id` moves it among that mailbox's calendars.",
                **{name: "Read-only." for name in ("id", "uid", "organizer", "attendee_status", "sequence",
                                                    "created_at", "updated_at")}}
 
@@ -70,6 +72,13 @@ class EventUpdateInput(StrictInput):
         choices=["", *sorted(available_timezones())], required=False, allow_blank=True,
         error_messages={"invalid_choice": "Not an IANA time zone name."},
         help_text="IANA zone name (e.g. Europe/Berlin) the event is written and repeats in; empty: UTC.")
+
+    calendar_id = serializers.IntegerField(
+        required=False, help_text="Move it to this calendar of the same mailbox (or of the account, for the "
+        "account's own); it must hold events.")
+
+    def validate_calendar_id(self, value: int) -> Calendar:
+        return event_calendar(self.context["account"], value)
 
     def validate_color(self, value: str) -> str:
         return value.lower()
@@ -113,9 +122,28 @@ class EventInput(EventUpdateInput):
     end = _datetime_field(help_text="Not before start. " + TIMES)
     all_day = serializers.BooleanField(required=False, default=False)
     mailbox = serializers.EmailField(max_length=320, required=False, allow_null=True, help_text=MAILBOX_HELP)
+    calendar_id = serializers.IntegerField(
+        required=False, help_text="The calendar to put it in (it must hold events); without it the default "
+        "calendar of `mailbox` (or the account). Not with mailbox.")
 
     def validate_mailbox(self, value: str | None):
         return managed_mailbox(self.context["account"], value)
+
+    def validate(self, attrs):
+        if "calendar_id" in attrs and attrs.get("mailbox") is not None:
+            raise serializers.ValidationError({"mailbox": ["Give calendar_id or mailbox, not both."]})
+        return super().validate(attrs)
+
+
+def event_calendar(account, calendar_id: int) -> Calendar:
+    """The account's calendar of this id that holds events; a 422 otherwise."""
+    try:
+        calendar = calendar_get(account=account, calendar_id=calendar_id)
+    except Calendar.DoesNotExist:
+        raise serializers.ValidationError("Not a calendar of this account.") from None
+    if not calendar.holds(CalendarEvent.Component.EVENT):
+        raise serializers.ValidationError("That calendar holds tasks only.")
+    return calendar
 
 
 class EventOutput(serializers.Serializer):
@@ -136,6 +164,7 @@ class EventOutput(serializers.Serializer):
     sequence = serializers.IntegerField(help_text="iCalendar SEQUENCE: raised by every change.")
     mailbox = serializers.SerializerMethodField(
         help_text="The mailbox whose calendar holds it; null: the account's own.")
+    calendar_id = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -185,8 +214,13 @@ class _EventListQuery(page_query(default_size=50, max_size=100, name="EventPageQ
                                      help_text="Only this managed mailbox's calendar; without it every calendar "
                                      "of the account.")
 
+    calendar_id = serializers.IntegerField(required=False, min_value=1, help_text="Only this calendar's events.")
+
     def validate_mailbox(self, value: str):
         return managed_mailbox(self.context["account"], value)
+
+    def validate_calendar_id(self, value: int) -> Calendar:
+        return event_calendar(self.context["account"], value)
 
     def validate_from(self, value: str) -> datetime:
         return _moment(value, upper=False)
@@ -248,7 +282,8 @@ class EventListCreateApi(APIView):
         query.is_valid(raise_exception=True)
         params = query.validated_data
         start, end = params.get("from"), params.get("to")
-        events = event_list(account=account, mailbox=params.get("mailbox"), start=start, end=end)
+        events = event_list(account=account, mailbox=params.get("mailbox"), calendar=params.get("calendar_id"),
+                            start=start, end=end)
         if start is not None and end is not None:
             series = events.exclude(recurrence="").select_related(None).only("pk", "ical", "start", "range_end")
             events = events.exclude(pk__in=[event.pk for event in series if not _occurs_between(event, start, end)])
@@ -265,7 +300,8 @@ class EventListCreateApi(APIView):
         data = EventInput(data=request.data, context={"account": account})
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        calendar = calendar_for(account=account, mailbox=fields.pop("mailbox", None))
+        calendar = fields.pop("calendar_id", None) or calendar_for(account=account, mailbox=fields.pop("mailbox", None))
+        fields.pop("mailbox", None)
         fields.setdefault("timezone", calendar.timezone)
         return Response(EventOutput(event_create(calendar=calendar, **fields)).data, status=201)
 
@@ -283,15 +319,22 @@ class EventDetailApi(APIView):
         return Response(EventOutput(self._event(request, event_id)).data)
 
     @extend_schema(tags=["calendar"], request=EventUpdateInput, responses={200: EventOutput},
-                   summary="Change an event, the whole series (scope calendar:write)",
+                   summary="Change or move an event, the whole series (scope calendar:write)",
                    description=f"{GATE} Only the fields sent change; the rest of its iCalendar data (alarms, "
-                   "changed occurrences) is kept. SEQUENCE goes up and attendees get the update.")
+                   "changed occurrences) is kept. SEQUENCE goes up and attendees get the update. `calendar_id` "
+                   "moves it to another calendar of the same mailbox (another mailbox's is a 422).")
     def patch(self, request, event_id: int):
         event = self._event(request, event_id)
-        data = EventUpdateInput(data=request.data, context={"event": event})
+        data = EventUpdateInput(data=request.data, context={"event": event, "account": request_account(request)})
         data.is_valid(raise_exception=True)
-        if data.validated_data:  # an empty body changes nothing: no new SEQUENCE, no update to attendees
-            event = event_update(event=event, **data.validated_data)
+        fields = dict(data.validated_data)
+        target = fields.pop("calendar_id", None)
+        if target is not None and target.mailbox_id != event.calendar.mailbox_id:
+            raise serializers.ValidationError({"calendar_id": ["Must be a calendar of the same mailbox."]})
+        if fields:  # an empty body changes nothing: no new SEQUENCE, no update to attendees
+            event = event_update(event=event, **fields)
+        if target is not None:
+            event, _ = event_move(event=event, calendar=target)
         return Response(EventOutput(event).data)
 
     @extend_schema(tags=["calendar"], responses={204: None},

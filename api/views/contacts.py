@@ -9,7 +9,8 @@ from rest_framework.views import APIView
 from api.inputs import StrictInput
 from api.pagination import page_query
 from api.permissions import request_account
-from mailcore.contacts.selectors import contact_get, contact_list
+from mailcore.contacts.models import AddressBook
+from mailcore.contacts.selectors import address_book_get, contact_get, contact_list
 from mailcore.contacts.services import address_book_for, contact_create, contact_delete, contact_update
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import mailbox_get_by_address
@@ -65,9 +66,23 @@ class ContactInput(ContactUpdateInput):
     name = serializers.CharField(max_length=255)
     email = serializers.EmailField(max_length=320, help_text="Stored lower-cased.")
     mailbox = serializers.EmailField(max_length=320, required=False, allow_null=True, help_text=MAILBOX_HELP)
+    address_book_id = serializers.IntegerField(
+        required=False, help_text="The address book to put it in (see /contacts/address-books); without it the "
+        "default book of `mailbox` (or the account). Not with mailbox.")
 
     def validate_mailbox(self, value: str | None) -> Mailbox | None:
         return managed_mailbox(self.context["account"], value)
+
+    def validate_address_book_id(self, value: int) -> AddressBook:
+        try:
+            return address_book_get(account=self.context["account"], book_id=value)
+        except AddressBook.DoesNotExist:
+            raise serializers.ValidationError("Not an address book of this account.") from None
+
+    def validate(self, attrs):
+        if "address_book_id" in attrs and attrs.get("mailbox") is not None:
+            raise serializers.ValidationError({"mailbox": ["Give address_book_id or mailbox, not both."]})
+        return attrs
 
 
 class ContactOutput(serializers.Serializer):
@@ -80,6 +95,7 @@ class ContactOutput(serializers.Serializer):
     notes = serializers.CharField()
     groups = serializers.SerializerMethodField()
     mailbox = serializers.SerializerMethodField(help_text="The mailbox whose book holds it; null: the account's own.")
+    address_book_id = serializers.IntegerField(source="book_id")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -140,7 +156,9 @@ class ContactListCreateApi(APIView):
         data = ContactInput(data=request.data, context={"account": account})
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        book = address_book_for(account=account, mailbox=fields.pop("mailbox", None))
+        book = fields.pop("address_book_id", None) or address_book_for(account=account,
+                                                                        mailbox=fields.pop("mailbox", None))
+        fields.pop("mailbox", None)
         return Response(ContactOutput(contact_create(book=book, **fields)).data, status=201)
 
 

@@ -155,9 +155,9 @@ def test_options_names_the_dav_classes_and_methods(live_server):
     response = httpx.options(f"{live_server.url}/dav/")
 
     assert response.status_code == 200
-    assert response.headers["DAV"] == "1, 3, addressbook, calendar-access"
+    assert response.headers["DAV"] == "1, 3, addressbook, calendar-access, extended-mkcol"
     assert set(response.headers["Allow"].split(", ")) == {
-        "OPTIONS", "GET", "HEAD", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "REPORT"}
+        "OPTIONS", "GET", "HEAD", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "REPORT", "MKCOL", "MKCALENDAR", "MOVE"}
 
 
 def test_depth_infinity_is_refused_with_the_finite_depth_precondition(http):
@@ -167,13 +167,15 @@ def test_depth_infinity_is_refused_with_the_finite_depth_precondition(http):
     assert error_conditions(response) == ["d:propfind-finite-depth"]
 
 
-def test_new_collections_cannot_be_made_and_collections_cannot_be_moved(http, ann):
-    made = http.request("MKCALENDAR", "/dav/calendars/ann@example.test/work/")
+def test_the_default_calendar_cannot_be_deleted_and_collections_cannot_be_moved(http, ann):
     moved = http.request("MOVE", CALENDAR, headers={"Destination": "/dav/calendars/ann@example.test/other/"})
     deleted = http.delete(CALENDAR)
+    plain = http.request("MKCOL", "/dav/calendars/ann@example.test/folder/")
 
-    assert (made.status_code, moved.status_code, deleted.status_code) == (403, 405, 403)
-    assert Calendar.objects.filter(mailbox=ann).count() == 1
+    assert (moved.status_code, deleted.status_code, plain.status_code) == (403, 403, 403)
+    assert deleted.text == "The default calendar cannot be deleted; delete its events instead.\n"
+    assert error_conditions(plain) == ["d:valid-resourcetype"]
+    assert list(Calendar.objects.filter(mailbox=ann).values_list("slug", "is_default")) == [("calendar", True)]
 
 
 def test_unknown_properties_come_back_in_a_404_propstat(http):
@@ -236,16 +238,16 @@ def test_calendar_multiget_returns_the_stored_text(http):
     assert answer.text("cal:calendar-data") == stored.ical.strip().replace("\r\n", "\n")
 
 
-def test_calendar_data_that_is_not_an_event_is_refused_and_nothing_is_stored(http, ann):
-    todo = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\nBEGIN:VTODO\r\nUID:t1\r\nSUMMARY:Buy milk\r\n"
-            "END:VTODO\r\nEND:VCALENDAR\r\n")
+def test_calendar_data_that_is_not_an_event_or_task_is_refused_and_nothing_is_stored(http, ann):
+    journal = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\nBEGIN:VJOURNAL\r\nUID:j1\r\n"
+               "SUMMARY:Diary\r\nEND:VJOURNAL\r\nEND:VCALENDAR\r\n")
 
-    task = http.put(CALENDAR + "t1.ics", content=todo, headers={"Content-Type": "text/calendar"})
+    refused = http.put(CALENDAR + "j1.ics", content=journal, headers={"Content-Type": "text/calendar"})
     garbage = http.put(CALENDAR + "g.ics", content="not a calendar", headers={"Content-Type": "text/calendar"})
     vcard_here = http.put(CALENDAR + "v.ics", content="BEGIN:VCARD\r\nEND:VCARD\r\n",
                           headers={"Content-Type": "text/vcard"})
 
-    assert task.status_code == 403 and error_conditions(task) == ["cal:supported-calendar-component"]
+    assert refused.status_code == 403 and error_conditions(refused) == ["cal:supported-calendar-component"]
     assert garbage.status_code == 400 and error_conditions(garbage) == ["cal:valid-calendar-data"]
     assert vcard_here.status_code == 415
     assert not CalendarEvent.objects.exists()

@@ -88,24 +88,48 @@ def _as_list(value) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def parse(text: str) -> icalendar.Calendar:
-    """One calendar object resource: VEVENTs of a single UID (the master and its overrides)."""
+def _parse_object(text: str, component: str) -> icalendar.Calendar:
+    """One calendar object resource: the `component`s of a single UID (the master and its overrides)."""
     if len(text.encode()) > MAX_ICAL_BYTES:
         raise ICalError("An event may be at most 1 MB.")
     try:
         calendar = icalendar.Calendar.from_ical(text)
     except Exception as exc:
         raise ICalError(f"Not iCalendar data: {exc}") from exc
-    events = calendar.walk("VEVENT")
-    if not events:
-        raise ICalError("The calendar data holds no VEVENT.")
-    uids = {str(event.get("UID", "")) for event in events}
+    items = calendar.walk(component)
+    if not items:
+        raise ICalError(f"The calendar data holds no {component}.")
+    uids = {str(item.get("UID", "")) for item in items}
     if len(uids) != 1 or "" in uids:
-        raise ICalError("A calendar object holds the VEVENTs of exactly one UID.")
-    for event in events:
+        raise ICalError(f"A calendar object holds the {component}s of exactly one UID.")
+    return calendar
+
+
+def parse(text: str) -> icalendar.Calendar:
+    """One event's calendar object resource: VEVENTs of a single UID (the master and its overrides)."""
+    calendar = _parse_object(text, "VEVENT")
+    for event in calendar.walk("VEVENT"):
         if "DTSTART" not in event:
             raise ICalError("A VEVENT needs a DTSTART.")
     return calendar
+
+
+OBJECT_COMPONENTS = ("VEVENT", "VTODO", "VJOURNAL", "VFREEBUSY")
+
+
+def component_of(text: str) -> str:
+    """Which kind of calendar object the text is (VEVENT, VTODO, VJOURNAL...); ICalError when it
+    holds none or a mix (a resource is one component type, RFC 4791 4.1)."""
+    if len(text.encode()) > MAX_ICAL_BYTES:
+        raise ICalError("An event may be at most 1 MB.")
+    try:
+        calendar = icalendar.Calendar.from_ical(text)
+    except Exception as exc:
+        raise ICalError(f"Not iCalendar data: {exc}") from exc
+    names = {component.name for component in calendar.subcomponents if component.name in OBJECT_COMPONENTS}
+    if len(names) != 1:
+        raise ICalError("A calendar object holds exactly one kind of component (VEVENT or VTODO).")
+    return names.pop()
 
 
 # VCALENDAR > VEVENT > VALARM, VCALENDAR > VTIMEZONE > STANDARD, and one more for what a client may add.
@@ -547,3 +571,97 @@ def freebusy(periods: list[Busy], start: datetime, end: datetime) -> str:
         component.add("FREEBUSY", (period.start, period.end), parameters={"FBTYPE": period.kind})
     out.add_component(component)
     return out.to_ical().decode()
+
+
+# --- Tasks (VTODO) ---------------------------------------------------------------------------
+
+TASK_STATUSES = ("NEEDS-ACTION", "IN-PROCESS", "COMPLETED", "CANCELLED")
+
+
+@dataclass
+class TaskFields:
+    uid: str = ""
+    title: str = ""
+    description: str = ""
+    start: datetime | None = None  # DTSTART, aware UTC
+    due: datetime | None = None  # aware UTC; a due date is its midnight UTC
+    due_date_only: bool = False
+    completed_at: datetime | None = None
+    status: str = "NEEDS-ACTION"
+    priority: int = 0  # 1 highest .. 9 lowest, 0 none (RFC 5545 3.8.1.9)
+    recurrence: str = ""
+    color: str = ""
+    sequence: int = 0
+
+
+def parse_task(text: str) -> icalendar.Calendar:
+    """One task's calendar object resource: VTODOs of a single UID."""
+    return _parse_object(text, "VTODO")
+
+
+def task_master(calendar: icalendar.Calendar):
+    todos = calendar.walk("VTODO")
+    return next((todo for todo in todos if "RECURRENCE-ID" not in todo), todos[0])
+
+
+def task_fields_of(calendar: icalendar.Calendar) -> TaskFields:
+    todo = task_master(calendar)
+    due_value = todo["DUE"].dt if "DUE" in todo else None
+    start = _utc(todo["DTSTART"].dt) if "DTSTART" in todo else None
+    if due_value is None and start is not None and "DURATION" in todo:
+        due_value = start + todo["DURATION"].dt
+    completed = _utc(todo["COMPLETED"].dt) if "COMPLETED" in todo else None
+    status = str(todo.get("STATUS", "")).upper()
+    if status not in TASK_STATUSES:
+        status = "COMPLETED" if completed else "NEEDS-ACTION"
+    try:
+        priority = min(max(int(todo.get("PRIORITY", 0) or 0), 0), 9)
+    except (TypeError, ValueError):
+        priority = 0
+    rrules = _as_list(todo.get("RRULE"))
+    return TaskFields(
+        uid=str(todo["UID"]), title=str(todo.get("SUMMARY", ""))[:255] or "(no title)",
+        description=str(todo.get("DESCRIPTION", "")), start=start,
+        due=_utc(due_value) if due_value is not None else None,
+        due_date_only=due_value is not None and not isinstance(due_value, datetime),
+        completed_at=completed, status=status, priority=priority,
+        recurrence=rrules[0].to_ical().decode() if rrules else "",
+        color=_hex(str(todo.get("COLOR", ""))), sequence=int(todo.get("SEQUENCE", 0) or 0))
+
+
+def build_task(fields: TaskFields, *, base: str | None = None) -> str:
+    """A task's resource text: new for these fields, or `base` with only the fields set here changed
+    (alarms, categories and what clients add survive)."""
+    if base:
+        calendar = parse_task(base)
+        todo = task_master(calendar)
+    else:
+        calendar = _empty()
+        todo = icalendar.Todo()
+        todo.add("UID", fields.uid)
+        todo.add("CREATED", datetime.now(UTC))
+        calendar.add_component(todo)
+    _set(todo, "SUMMARY", fields.title)
+    _set(todo, "DESCRIPTION", fields.description)
+    todo.pop("DURATION", None)
+    if fields.due is None:
+        todo.pop("DUE", None)
+    else:
+        _set(todo, "DUE", fields.due.astimezone(UTC).date() if fields.due_date_only else fields.due.astimezone(UTC))
+    if "DTSTART" in todo and "DUE" in todo and \
+            isinstance(todo["DTSTART"].dt, datetime) != isinstance(todo["DUE"].dt, datetime):
+        todo.pop("DTSTART")  # DTSTART and DUE share a value type (RFC 5545 3.8.2.3)
+    _set(todo, "PRIORITY", fields.priority or None)
+    _set(todo, "STATUS", fields.status)
+    if fields.status == "COMPLETED":
+        _set(todo, "COMPLETED", (fields.completed_at or datetime.now(UTC)).astimezone(UTC))
+        _set(todo, "PERCENT-COMPLETE", 100)
+    else:
+        todo.pop("COMPLETED", None)
+        if str(todo.get("PERCENT-COMPLETE", "")) == "100":
+            todo.pop("PERCENT-COMPLETE", None)
+    _set(todo, "COLOR", fields.color)
+    _set(todo, "SEQUENCE", fields.sequence)
+    _set(todo, "DTSTAMP", datetime.now(UTC))
+    _set(todo, "LAST-MODIFIED", datetime.now(UTC))
+    return calendar.to_ical().decode()

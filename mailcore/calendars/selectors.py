@@ -2,7 +2,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from mailcore.accounts.models import Account
 from mailcore.calendars import ical
@@ -21,10 +21,21 @@ def events_overlapping(events: QuerySet[CalendarEvent], start: datetime | None, 
 
 
 def calendar_objects(*, calendar: Calendar, component: str) -> QuerySet[CalendarEvent] | None:
-    """The calendar's resources of that component type (VEVENT); None for a type it cannot hold."""
-    if component == "VEVENT":
-        return calendar.events.all()
+    """The calendar's resources of that component type (VEVENT, VTODO); None for a type it cannot hold."""
+    if component in CalendarEvent.Component.values and calendar.holds(component):
+        return calendar.events.filter(component=component)
     return None
+
+
+def tasks_in_range(tasks: QuerySet[CalendarEvent], start: datetime, end: datetime) -> list[CalendarEvent]:
+    """RFC 4791 9.9 for VTODOs, by DTSTART and DUE (a task with neither is in every range), in start order."""
+    found = []
+    for task in tasks.order_by("start", "pk"):
+        begin = task.start or task.due
+        finish = task.due or task.start
+        if begin is None or (begin < end and finish >= start):
+            found.append(task)
+    return found
 
 
 def objects_in_range(objects: QuerySet[CalendarEvent], start: datetime, end: datetime) -> list[CalendarEvent]:
@@ -49,8 +60,12 @@ def objects_in_range(objects: QuerySet[CalendarEvent], start: datetime, end: dat
 
 
 def event_list(*, account: Account, mailbox: Mailbox | None = None, only_account_calendar: bool = False,
-               start: datetime | None = None, end: datetime | None = None) -> QuerySet[CalendarEvent]:
-    events = CalendarEvent.objects.filter(calendar__account=account).select_related("calendar__mailbox")
+               calendar: Calendar | None = None, start: datetime | None = None,
+               end: datetime | None = None) -> QuerySet[CalendarEvent]:
+    events = CalendarEvent.objects.filter(calendar__account=account, component=CalendarEvent.Component.EVENT
+                                          ).select_related("calendar__mailbox")
+    if calendar is not None:
+        events = events.filter(calendar=calendar)
     if mailbox is not None:
         events = events.filter(calendar__mailbox=mailbox)
     elif only_account_calendar:
@@ -60,15 +75,68 @@ def event_list(*, account: Account, mailbox: Mailbox | None = None, only_account
 
 def event_get(*, account: Account, event_id: int) -> CalendarEvent:
     """The account's event; another account's is CalendarCalendarEvent.DoesNotExist."""
-    return CalendarEvent.objects.select_related("calendar__mailbox").get(calendar__account=account, pk=event_id)
+    return CalendarEvent.objects.select_related("calendar__mailbox").get(
+        calendar__account=account, component=CalendarEvent.Component.EVENT, pk=event_id)
 
 
 def mailbox_calendar(*, mailbox: Mailbox) -> Calendar | None:
-    return Calendar.objects.filter(mailbox=mailbox).first()
+    """The mailbox's default calendar (None before its first use)."""
+    return Calendar.objects.filter(mailbox=mailbox, is_default=True).first()
+
+
+def calendar_list(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[Calendar]:
+    """The calendars of one mailbox, or (no mailbox) the account's own, default first."""
+    return Calendar.objects.filter(account=account, mailbox=mailbox).order_by("-is_default", "name", "pk")
+
+
+def account_calendars(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[Calendar]:
+    """Every calendar of the account (its own and its mailboxes'), or one mailbox's; default first."""
+    calendars = Calendar.objects.filter(account=account).select_related("mailbox")
+    if mailbox is not None:
+        calendars = calendars.filter(mailbox=mailbox)
+    return calendars.order_by(F("mailbox__address").asc(nulls_first=True), "-is_default", "name", "pk")
+
+
+def calendar_get(*, account: Account, calendar_id: int) -> Calendar:
+    """The account's calendar (its own or a mailbox's); any other is Calendar.DoesNotExist."""
+    return Calendar.objects.select_related("mailbox").get(account=account, pk=calendar_id)
+
+
+def calendar_by_slug(*, account: Account, mailbox: Mailbox | None, slug: str) -> Calendar | None:
+    return Calendar.objects.filter(account=account, mailbox=mailbox, slug=slug).first()
 
 
 def mailbox_event_get(*, mailbox: Mailbox, event_id: int) -> CalendarEvent:
-    return CalendarEvent.objects.select_related("calendar").get(calendar__mailbox=mailbox, pk=event_id)
+    return CalendarEvent.objects.select_related("calendar").get(
+        calendar__mailbox=mailbox, component=CalendarEvent.Component.EVENT, pk=event_id)
+
+
+def mailbox_events(*, mailbox: Mailbox, calendars=None) -> QuerySet[CalendarEvent]:
+    """The events (not tasks) of the mailbox's calendars, or of these ones of them."""
+    events = CalendarEvent.objects.filter(calendar__mailbox=mailbox, component=CalendarEvent.Component.EVENT)
+    if calendars is not None:
+        events = events.filter(calendar__in=calendars)
+    return events.select_related("calendar")
+
+
+def task_list(*, account: Account, mailbox: Mailbox | None = None, calendar: Calendar | None = None,
+              completed: bool | None = None) -> QuerySet[CalendarEvent]:
+    """Tasks of the account's calendars (or one mailbox's, or one calendar), open first by due date."""
+    tasks = CalendarEvent.objects.filter(calendar__account=account, component=CalendarEvent.Component.TASK
+                                         ).select_related("calendar__mailbox")
+    if calendar is not None:
+        tasks = tasks.filter(calendar=calendar)
+    elif mailbox is not None:
+        tasks = tasks.filter(calendar__mailbox=mailbox)
+    if completed is not None:
+        tasks = tasks.filter(status="COMPLETED") if completed else tasks.exclude(status="COMPLETED")
+    return tasks.order_by(F("completed_at").asc(nulls_first=True), F("due").asc(nulls_last=True), "pk")
+
+
+def task_get(*, account: Account, task_id: int) -> CalendarEvent:
+    """The account's task; another account's (or an event) is CalendarEvent.DoesNotExist."""
+    return CalendarEvent.objects.select_related("calendar__mailbox").get(
+        calendar__account=account, component=CalendarEvent.Component.TASK, pk=task_id)
 
 
 @dataclass
@@ -94,7 +162,7 @@ def occurrences_between(events, start: datetime, end: datetime) -> list[PlacedOc
 def calendar_free_busy(*, calendar: Calendar, start: datetime, end: datetime) -> str:
     """The calendar's busy time in [start, end) as a VFREEBUSY (RFC 4791 7.10), for free-busy-query."""
     periods: list[ical.Busy] = []
-    for event in events_overlapping(calendar.events.all(), start, end):
+    for event in events_overlapping(calendar.events.filter(component=CalendarEvent.Component.EVENT), start, end):
         try:
             periods += ical.busy_periods(event.ical, start, end)
         except ical.ICalError:

@@ -1,6 +1,8 @@
-"""Writes of calendars and events. Every change of an event, by any path, goes through `_save` /
-`_remove`, which re-render the iCalendar text, refresh its ETag and range, and log the change for
-sync clients, in one transaction; events written here (REST, webmail) invite their attendees."""
+"""Writes of calendars, events and tasks. Every change of an event or task, by any path, goes through
+`_store` (or a delete), which lifts the columns out of the iCalendar text, refreshes its ETag and range,
+and logs the change for sync clients, in one transaction; events written here (REST, webmail) invite
+their attendees. A mailbox's default calendar is made on first use; more are made, renamed, coloured
+and deleted here for CalDAV, REST and the webmail alike."""
 import hashlib
 import secrets
 from dataclasses import dataclass, field, replace
@@ -10,8 +12,8 @@ from django.db import transaction
 
 from mailcore.accounts.models import Account
 from mailcore.calendars import ical, invitations
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.changelog import change_record, collection_first_use, etag_of
+from mailcore.calendars.models import COMPONENTS, Calendar, CalendarEvent
+from mailcore.changelog import MAX_COLLECTIONS, change_record, collection_first_use, etag_of, slug_valid
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.mailboxes.models import Mailbox
 
@@ -29,11 +31,74 @@ class EventConflict(DomainError):
     code = ErrorCode.CONFLICT
 
 
+class ComponentUnsupported(EventInvalid):
+    """The calendar does not hold this kind of component (CalDAV's supported-calendar-component)."""
+
+
+class CalendarTaken(DomainError):
+    code = ErrorCode.CONFLICT
+
+
+class CalendarRefused(DomainError):
+    """Past the number of calendars, or the default calendar asked to go."""
+    code = ErrorCode.FORBIDDEN
+
+
+DEFAULT_SLUG = "calendar"
+
+
 def calendar_for(*, account: Account, mailbox: Mailbox | None = None) -> Calendar:
-    """The account's own calendar (no mailbox) or the mailbox's, made on first use."""
+    """The account's own default calendar (no mailbox) or the mailbox's, made on first use."""
     if mailbox is not None and mailbox.account_id != account.pk:
         raise ValueError("mailbox of another account")
-    return collection_first_use(Calendar, account=account, mailbox=mailbox)
+    return collection_first_use(Calendar, account=account, mailbox=mailbox, is_default=True,
+                                defaults={"slug": DEFAULT_SLUG})
+
+
+def _color(value: str) -> str:
+    value = value.strip().lower()
+    if len(value) not in (7, 9) or not value.startswith("#") or any(c not in "0123456789abcdef" for c in value[1:]):
+        raise EventInvalid("A colour is #rrggbb.")
+    return value[:7]
+
+
+@transaction.atomic
+def calendar_create(*, account: Account, mailbox: Mailbox | None = None, name: str, color: str = "#2563eb",
+                    slug: str = "", components: list[str] | tuple = COMPONENTS, timezone: str = "") -> Calendar:
+    """Another calendar of the mailbox (or account). `slug` is its URL segment (a sync client's
+    MKCALENDAR names it; else one is made from a random token); `components` what it may hold."""
+    if mailbox is not None and mailbox.account_id != account.pk:
+        raise ValueError("mailbox of another account")
+    calendar_for(account=account, mailbox=mailbox)  # the default first, so it keeps its place
+    name = name.strip()
+    if not name:
+        raise EventInvalid("A calendar needs a name.")
+    components = [component.upper() for component in components]
+    if not components or any(component not in COMPONENTS for component in components):
+        raise ComponentUnsupported(f"A calendar holds events (VEVENT), tasks (VTODO) or both; not {components}.")
+    slug = slug or secrets.token_hex(8)
+    if not slug_valid(slug):
+        raise EventInvalid("Not a usable collection name.")
+    siblings = Calendar.objects.filter(account=account, mailbox=mailbox)
+    if siblings.filter(slug=slug).exists():
+        raise CalendarTaken("There is a calendar at that address already.")
+    if siblings.count() >= MAX_COLLECTIONS:
+        raise CalendarRefused(f"A mailbox may have at most {MAX_COLLECTIONS} calendars.")
+    calendar = Calendar(account=account, mailbox=mailbox, slug=slug, name=name[:100], color=_color(color),
+                        components=",".join(dict.fromkeys(components)))
+    if timezone:
+        calendar_update(calendar=calendar, timezone=timezone)  # validates and saves
+    calendar.save()
+    return calendar
+
+
+@transaction.atomic
+def calendar_delete(*, calendar: Calendar) -> None:
+    """The calendar and everything in it go (no cancellations: as when a client deletes it). The
+    default calendar stays: its address is the one every client was set up with."""
+    if calendar.is_default:
+        raise CalendarRefused("The default calendar cannot be deleted; delete its events instead.")
+    calendar.delete()
 
 
 def _attendees(addresses, known: list[dict]) -> list[dict]:
@@ -78,6 +143,8 @@ def _fields(event: CalendarEvent) -> ical.EventFields:
 
 def _store(event: CalendarEvent, text: str) -> CalendarEvent:
     """Lift the columns out of the resource text, save, log the change."""
+    if event.component == CalendarEvent.Component.TASK:
+        return _store_task(event, text)
     try:
         parsed = ical.parse(text)
         fields = ical.fields_of(parsed)
@@ -94,6 +161,23 @@ def _store(event: CalendarEvent, text: str) -> CalendarEvent:
     event.save()
     change_record(event.calendar, href=event.href)
     return event
+
+
+def _store_task(task: CalendarEvent, text: str) -> CalendarEvent:
+    try:
+        fields = ical.task_fields_of(ical.parse_task(text))
+    except ical.ICalError as exc:
+        raise EventInvalid(str(exc)) from exc
+    task.ical, task.uid, task.title, task.description = text, fields.uid, fields.title, fields.description
+    task.start, task.end, task.range_end = fields.start, None, None
+    task.due, task.all_day, task.completed_at = fields.due, fields.due_date_only, fields.completed_at
+    task.status, task.priority, task.recurrence = fields.status, fields.priority, fields.recurrence
+    task.color, task.sequence, task.timezone, task.location = fields.color, fields.sequence, "", ""
+    task.organizer, task.attendees = "", []
+    task.etag = etag_of(text)
+    task.save()
+    change_record(task.calendar, href=task.href)
+    return task
 
 
 def _organizer(calendar: Calendar) -> str:
@@ -156,7 +240,7 @@ def event_delete(*, event: CalendarEvent, occurrence: datetime | None = None, no
             invitations.occurrence_cancelled(event, occurrence=occurrence)
         return
     calendar, href = event.calendar, event.href
-    if notify:
+    if notify and not event.is_task:
         invitations.event_cancelled(event)
     event.delete()
     change_record(calendar, href=href, deleted=True)
@@ -165,21 +249,106 @@ def event_delete(*, event: CalendarEvent, occurrence: datetime | None = None, no
 @transaction.atomic
 def event_put(*, calendar: Calendar, href: str, text: str, if_match: str | None = None,
               if_none_match: bool = False) -> tuple[CalendarEvent, bool]:
-    """Store a calendar object a client sent (CalDAV PUT) as resource `href`, kept as sent.
-    Returns the event and whether it was created. Sync clients send their own invitations."""
+    """Store a calendar object a client sent (CalDAV PUT) as resource `href`, kept as sent: an event
+    or a task, as the calendar holds. Returns it and whether it was created. Sync clients send their
+    own invitations."""
     try:
-        parsed = ical.parse(text)
+        component = ical.component_of(text)
+        if component == CalendarEvent.Component.TASK:
+            uid = str(ical.task_master(ical.parse_task(text))["UID"])
+        elif component == CalendarEvent.Component.EVENT:
+            uid = str(ical.master(ical.parse(text))["UID"])
+        else:
+            raise ComponentUnsupported(f"This server keeps events and tasks, not {component}.")
     except ical.ICalError as exc:
         raise EventInvalid(str(exc)) from exc
-    uid = str(ical.master(parsed)["UID"])
+    if not calendar.holds(component):
+        raise ComponentUnsupported(f"This calendar holds {' and '.join(calendar.component_set)} only.")
     existing = CalendarEvent.objects.select_for_update().filter(calendar=calendar, href=href).first()
+    if existing is not None and existing.component != component:
+        raise ComponentUnsupported("A resource keeps its component type; delete it first.")
     if if_none_match and existing is not None:
         raise EventConflict("The resource exists already.")
     if if_match is not None and (existing is None or existing.etag != if_match):
         raise EventConflict("The resource changed since you read it.")
     if CalendarEvent.objects.filter(calendar=calendar, uid=uid).exclude(href=href).exists():
         raise EventConflict("Another event in this calendar has that UID.")
-    return _store(existing or CalendarEvent(calendar=calendar, href=href), text), existing is None
+    return _store(existing or CalendarEvent(calendar=calendar, href=href, component=component), text), \
+        existing is None
+
+
+@transaction.atomic
+def event_move(*, event: CalendarEvent, calendar: Calendar, href: str | None = None,
+               overwrite: bool = True) -> tuple[CalendarEvent, bool]:
+    """Move an event or task to another calendar of the same owner (or rename it in its own),
+    kept as it is: a deletion in the one, a new resource in the other, for sync clients. Returns it
+    and whether the destination was new. `overwrite=False` refuses a taken destination."""
+    if calendar.account_id != event.calendar.account_id or calendar.mailbox_id != event.calendar.mailbox_id:
+        raise ValueError("calendar of another owner")
+    href = href or event.href
+    source, old_href = event.calendar, event.href
+    if source.pk == calendar.pk and old_href == href:
+        return event, False
+    if not calendar.holds(event.component):
+        raise ComponentUnsupported(f"That calendar holds {' and '.join(calendar.component_set)} only.")
+    taken = CalendarEvent.objects.select_for_update().filter(calendar=calendar, href=href).first()
+    if taken is not None and not overwrite:
+        raise EventConflict("There is a resource at the destination already.")
+    if CalendarEvent.objects.filter(calendar=calendar, uid=event.uid).exclude(pk=event.pk).exclude(
+            pk=taken.pk if taken else None).exists():
+        raise EventConflict("Another event in that calendar has this UID.")
+    if taken is not None:
+        taken.delete()
+    event.calendar, event.href = calendar, href
+    event.save(update_fields=["calendar", "href", "updated_at"])
+    change_record(source, href=old_href, deleted=True)
+    change_record(calendar, href=href)
+    return event, taken is None
+
+
+@transaction.atomic
+def task_create(*, calendar: Calendar, title: str, description: str = "", due: datetime | None = None,
+                due_date_only: bool = False, priority: int = 0, completed: bool = False) -> CalendarEvent:
+    if not calendar.holds(CalendarEvent.Component.TASK):
+        raise ComponentUnsupported("That calendar holds events only.")
+    fields = _task_check(ical.TaskFields(
+        uid=ical.new_uid(), title=title.strip(), description=description, due=due, due_date_only=due_date_only,
+        priority=priority, status="COMPLETED" if completed else "NEEDS-ACTION"))
+    task = CalendarEvent(calendar=calendar, component=CalendarEvent.Component.TASK,
+                         href=f"{fields.uid.split('@')[0]}.ics")
+    return _store(task, ical.build_task(fields))
+
+
+TASK_FIELDS = ("title", "description", "due", "due_date_only", "priority", "completed")
+
+
+def _task_check(fields: ical.TaskFields) -> ical.TaskFields:
+    if not fields.title.strip():
+        raise EventInvalid("A task needs a title.")
+    if not 0 <= fields.priority <= 9:
+        raise EventInvalid("A priority is 0 (none) or 1 (highest) to 9 (lowest).")
+    if fields.due is not None and fields.due_date_only:
+        fields.due = datetime.combine(ical.as_date(fields.due), datetime.min.time(), tzinfo=ical.UTC)
+    return fields
+
+
+@transaction.atomic
+def task_update(*, task: CalendarEvent, **changes) -> CalendarEvent:
+    """Change the named fields of a task (the rest of its iCalendar data is kept); `completed` sets
+    or clears COMPLETED and STATUS."""
+    unknown = set(changes) - set(TASK_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown task fields {sorted(unknown)}")
+    fields = ical.task_fields_of(ical.parse_task(task.ical))
+    completed = changes.pop("completed", None)
+    for name, value in changes.items():
+        setattr(fields, name, value)
+    if completed is True and fields.status != "COMPLETED":
+        fields.status, fields.completed_at = "COMPLETED", None
+    elif completed is False and fields.status == "COMPLETED":
+        fields.status, fields.completed_at = "NEEDS-ACTION", None
+    fields.sequence += 1
+    return _store(task, ical.build_task(_task_check(fields), base=task.ical))
 
 
 @dataclass
@@ -236,14 +405,15 @@ def calendar_update(*, calendar: Calendar, name: str | None = None, color: str |
             raise EventInvalid("A calendar needs a name.")
         calendar.name = name.strip()[:100]
     if color is not None:
-        calendar.color = color.lower()
+        calendar.color = _color(color)
     if timezone is not None:
         try:
             ical.zone(timezone)
         except ical.ICalError as exc:
             raise EventInvalid(str(exc)) from exc
         calendar.timezone = timezone
-    calendar.save(update_fields=["name", "color", "timezone"])
+    if calendar.pk:
+        calendar.save(update_fields=["name", "color", "timezone"])
     return calendar
 
 

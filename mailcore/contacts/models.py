@@ -4,7 +4,8 @@ unknown properties included) plus the fields lifted out of it for search and the
 
 A book belongs to the account (`mailbox` empty: the integrators' `/contacts`), to one of a hosting
 partner's clients (the partner API's contacts and campaign audiences: a client's customers are its
-own, never another client's) or to one mailbox (its owner's webmail and phone)."""
+own, never another client's) or to one mailbox (its owner's webmail and phone). A mailbox (or the
+account) has a default book, made on first use, and may have more (extended MKCOL, REST)."""
 from django.db import models
 from django.db.models import Q
 
@@ -23,11 +24,18 @@ class AddressBook(SyncedCollection):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["mailbox"], condition=Q(mailbox__isnull=False), name="addressbook_one_per_mailbox"),
-            models.UniqueConstraint(fields=["account"], condition=Q(mailbox__isnull=True, client__isnull=True),
-                                    name="addressbook_one_per_account"),
+            models.UniqueConstraint(fields=["mailbox", "slug"], condition=Q(mailbox__isnull=False),
+                                    name="addressbook_slug_unique_per_mailbox"),
+            models.UniqueConstraint(fields=["account", "slug"], condition=Q(mailbox__isnull=True, client__isnull=True),
+                                    name="addressbook_slug_unique_per_account"),
+            models.UniqueConstraint(fields=["mailbox"], condition=Q(mailbox__isnull=False, is_default=True),
+                                    name="addressbook_one_default_per_mailbox"),
+            models.UniqueConstraint(fields=["account"],
+                                    condition=Q(mailbox__isnull=True, client__isnull=True, is_default=True),
+                                    name="addressbook_one_default_per_account"),
             models.UniqueConstraint(fields=["client"], condition=Q(client__isnull=False), name="addressbook_one_per_client"),
         ]
+        ordering = ["-is_default", "name", "pk"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.mailbox or self.account})"

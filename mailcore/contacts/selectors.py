@@ -1,5 +1,5 @@
 """Reads of contacts, scoped to the caller: an account (REST, partner API) or one mailbox (webmail, CardDAV)."""
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from mailcore.accounts.models import Account
 from mailcore.contacts.models import AddressBook, Contact, ContactGroup
@@ -32,7 +32,31 @@ def contact_get(*, account: Account, contact_id: int) -> Contact:
 
 
 def mailbox_book(*, mailbox: Mailbox) -> AddressBook | None:
-    return AddressBook.objects.filter(mailbox=mailbox).first()
+    """The mailbox's default book (None before its first use)."""
+    return AddressBook.objects.filter(mailbox=mailbox, is_default=True).first()
+
+
+def address_book_list(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[AddressBook]:
+    """The books of one mailbox, or (no mailbox) the account's own, default first."""
+    books = AddressBook.objects.filter(account=account, mailbox=mailbox, client=None)
+    return books.order_by("-is_default", "name", "pk")
+
+
+def account_address_books(*, account: Account, mailbox: Mailbox | None = None) -> QuerySet[AddressBook]:
+    """Every book of the account (its own and its mailboxes', not partner clients'), or one mailbox's."""
+    books = AddressBook.objects.filter(account=account, client=None).select_related("mailbox")
+    if mailbox is not None:
+        books = books.filter(mailbox=mailbox)
+    return books.order_by(F("mailbox__address").asc(nulls_first=True), "-is_default", "name", "pk")
+
+
+def address_book_get(*, account: Account, book_id: int) -> AddressBook:
+    """The account's book (its own or a mailbox's); any other is AddressBook.DoesNotExist."""
+    return AddressBook.objects.select_related("mailbox").get(account=account, client=None, pk=book_id)
+
+
+def address_book_by_slug(*, account: Account, mailbox: Mailbox | None, slug: str) -> AddressBook | None:
+    return AddressBook.objects.filter(account=account, mailbox=mailbox, client=None, slug=slug).first()
 
 
 def mailbox_contact_get(*, mailbox: Mailbox, contact_id: int) -> Contact:

@@ -1,12 +1,13 @@
 """Writes of address books, contacts and groups. Every change of a contact, by any path, goes
 through `_save`/`_remove`, which re-render the vCard, refresh its ETag and log the change for
 sync clients, in one transaction."""
+import secrets
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from mailcore.accounts.models import Account
-from mailcore.changelog import change_record, collection_first_use, etag_of
+from mailcore.changelog import MAX_COLLECTIONS, change_record, collection_first_use, etag_of, slug_valid
 from mailcore.contacts import vcard
 from mailcore.contacts.models import AddressBook, Contact, ContactGroup
 from mailcore.contacts.selectors import contact_with_email
@@ -26,11 +27,80 @@ class ContactConflict(DomainError):
     code = ErrorCode.CONFLICT
 
 
+class AddressBookTaken(DomainError):
+    code = ErrorCode.CONFLICT
+
+
+class AddressBookRefused(DomainError):
+    """Past the number of address books, or the default book asked to go."""
+    code = ErrorCode.FORBIDDEN
+
+
+DEFAULT_SLUG = "contacts"
+
+
 def address_book_for(*, account: Account, mailbox: Mailbox | None = None) -> AddressBook:
-    """The account's own book (no mailbox) or the mailbox's personal one, made on first use."""
+    """The account's own default book (no mailbox) or the mailbox's, made on first use."""
     if mailbox is not None and mailbox.account_id != account.pk:
         raise ValueError("mailbox of another account")
-    return collection_first_use(AddressBook, account=account, mailbox=mailbox, client=None)
+    return collection_first_use(AddressBook, account=account, mailbox=mailbox, client=None, is_default=True,
+                                defaults={"slug": DEFAULT_SLUG})
+
+
+@transaction.atomic
+def address_book_create(*, account: Account, mailbox: Mailbox | None = None, name: str,
+                        slug: str = "") -> AddressBook:
+    """Another address book of the mailbox (or account); `slug` its URL segment (a client's MKCOL names it)."""
+    if mailbox is not None and mailbox.account_id != account.pk:
+        raise ValueError("mailbox of another account")
+    address_book_for(account=account, mailbox=mailbox)
+    name = name.strip()
+    if not name:
+        raise ContactInvalid("An address book needs a name.")
+    slug = slug or secrets.token_hex(8)
+    if not slug_valid(slug):
+        raise ContactInvalid("Not a usable collection name.")
+    siblings = AddressBook.objects.filter(account=account, mailbox=mailbox, client=None)
+    if siblings.filter(slug=slug).exists():
+        raise AddressBookTaken("There is an address book at that address already.")
+    if siblings.count() >= MAX_COLLECTIONS:
+        raise AddressBookRefused(f"A mailbox may have at most {MAX_COLLECTIONS} address books.")
+    return AddressBook.objects.create(account=account, mailbox=mailbox, slug=slug, name=name[:100])
+
+
+@transaction.atomic
+def address_book_delete(*, book: AddressBook) -> None:
+    """The book and its contacts go; the default book stays (its address is what clients were set up with)."""
+    if book.is_default or book.client_id:
+        raise AddressBookRefused("The default address book cannot be deleted; delete its contacts instead.")
+    book.delete()
+
+
+@transaction.atomic
+def contact_move(*, contact: Contact, book: AddressBook, href: str | None = None,
+                 overwrite: bool = True) -> tuple[Contact, bool]:
+    """Move a contact to another book of the same owner (or rename it in its own), its vCard kept;
+    its groups follow its categories in the new book. Returns it and whether the destination was new."""
+    if book.account_id != contact.book.account_id or book.mailbox_id != contact.book.mailbox_id:
+        raise ValueError("book of another owner")
+    href = href or contact.href
+    source, old_href = contact.book, contact.href
+    if source.pk == book.pk and old_href == href:
+        return contact, False
+    taken = Contact.objects.select_for_update().filter(book=book, href=href).first()
+    if taken is not None and not overwrite:
+        raise ContactConflict("There is a resource at the destination already.")
+    if Contact.objects.filter(book=book, uid=contact.uid).exclude(pk=contact.pk).exclude(
+            pk=taken.pk if taken else None).exists():
+        raise ContactConflict("Another contact in that address book has this UID.")
+    if taken is not None:
+        taken.delete()
+    contact.book, contact.href = book, href
+    contact.save(update_fields=["book", "href", "updated_at"])
+    contact.groups.set(_groups_named(book, vcard.fields_of(vcard.parse_one(contact.vcard)).groups))
+    change_record(source, href=old_href, deleted=True)
+    change_record(book, href=href)
+    return contact, taken is None
 
 
 def contact_address_free(*, book: AddressBook, email: str, but: Contact | None = None) -> None:
@@ -42,10 +112,12 @@ def contact_address_free(*, book: AddressBook, email: str, but: Contact | None =
 
 def client_address_book(*, client) -> AddressBook:
     """A hosting partner's client's own book (the partner API's contacts and campaign audiences)."""
-    return collection_first_use(AddressBook, client=client, defaults={"account": client.partner.account})
+    return collection_first_use(AddressBook, client=client,
+                                defaults={"account": client.partner.account, "slug": DEFAULT_SLUG})
 
 
 def address_book_rename(*, book: AddressBook, name: str) -> AddressBook:
+    """Rename the book (its URL stays)."""
     if not name.strip():
         raise ContactInvalid("An address book needs a name.")
     book.name = name.strip()[:100]

@@ -18,7 +18,7 @@ def fill_is_series(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("mailcore", "0026_imports_jobs")]
+    dependencies = [("mailcore", "0027_davcoll_collections")]
 
     operations = [
         migrations.AddField(

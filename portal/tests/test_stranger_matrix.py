@@ -26,9 +26,11 @@ from billing.services.partners import partner_approve, pool_purchase_start
 from billing.services.payg import payg_mailbox_open, retail_price_set
 from mailcore.apikeys.scopes import PARTNER_SCOPES
 from mailcore.apikeys.services import api_key_create
-from mailcore.calendars.services import calendar_for, event_create
+from mailcore.calendars.services import calendar_create, calendar_for, event_create, task_create
 from mailcore.campaigns.services import campaign_create, step_add
-from mailcore.contacts.services import address_book_for, client_address_book, contact_create, group_create
+from mailcore.contacts.services import (
+    address_book_create, address_book_for, client_address_book, contact_create, group_create,
+)
 from mailcore.domains.services import domain_mark_verified
 from mailcore.events.services import emit
 from mailcore.imports.services import (
@@ -53,7 +55,7 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "mailbox-pass-1"
 NOWHERE = 987654  # an id no object has
 METHODS = ("get", "post", "put", "patch", "delete")
-DAV_METHODS = ("GET", "PROPFIND", "PUT", "DELETE", "REPORT", "PROPPATCH", "MKCOL")
+DAV_METHODS = ("GET", "PROPFIND", "PUT", "DELETE", "REPORT", "PROPPATCH", "MKCOL", "MKCALENDAR", "MOVE")
 
 # route (as the URL patterns spell it) -> the surface whose credentials call it
 ROUTES = {
@@ -64,6 +66,9 @@ ROUTES = {
     "inbox/<int:uid>/attachments/<int:index>": "api",
     "contacts/<int:contact_id>": "api",
     "calendar/<int:event_id>": "api",
+    "calendar/calendars/<int:calendar_id>": "api",
+    "calendar/tasks/<int:task_id>": "api",
+    "contacts/address-books/<int:book_id>": "api",
     "labels/<int:label_id>": "api",
     "domains/<int:domain_id>": "api",
     "mail/scheduled/<int:scheduled_id>": "api",
@@ -185,6 +190,10 @@ ROUTES = {
     "webmail/calendar/events/<int:event_id>/": "webmail",
     "webmail/calendar/events/<int:event_id>/edit/": "webmail",
     "webmail/calendar/events/<int:event_id>/delete/": "webmail",
+    "webmail/calendar/calendars/<int:calendar_id>/": "webmail",
+    "webmail/calendar/calendars/<int:calendar_id>/delete/": "webmail",
+    "webmail/calendar/tasks/<int:task_id>/done/": "webmail",
+    "webmail/calendar/tasks/<int:task_id>/delete/": "webmail",
     "webmail/bulk/<path:name>/": "webmail",
     "webmail/conversations/<path:name>/<int:uid>/": "webmail",
     "webmail/folders/<path:name>/": "webmail",
@@ -297,6 +306,9 @@ class World:
         personal_event = event_create(calendar=calendar_for(account=alice.account, mailbox=mailbox), title="Dentist",
                                       start=datetime(2031, 3, 6, 10, tzinfo=UTC),
                                       end=datetime(2031, 3, 6, 11, tzinfo=UTC))
+        work = calendar_create(account=alice.account, mailbox=mailbox, name="Work", slug="work")
+        task = task_create(calendar=work, title="Secret task")
+        suppliers = address_book_create(account=alice.account, mailbox=mailbox, name="Suppliers", slug="suppliers")
         rule = forwarding_rule_create(mailbox=mailbox, email=mailbox.address, forward_to="far@elsewhere.test")
         alias = alias_create(mailbox=mailbox, alias_address="sales@acme.test")
         mail_filter = mail_filter_create(mailbox=mailbox, data=FilterInput(
@@ -325,7 +337,8 @@ class World:
         self.api_values = {"key_id": key.pk, "uid": uid, "index": 2, "contact_id": own_contact.pk,
                            "event_id": event.pk, "label_id": label, "scheduled_id": scheduled.pk,
                            "template_id": template, "webhook_id": endpoint.pk, "delivery_id": delivery.pk,
-                           "domain_id": domain.pk, "mailbox_id": connected.pk}
+                           "domain_id": domain.pk, "mailbox_id": connected.pk,
+                           "calendar_id": work.pk, "task_id": task.pk, "book_id": suppliers.pk}
         self.api_query = f"?email={mailbox.address}&folder=Secret"
         self.hosting_values = {"domain_id": domain.pk, "client_id": client.pk, "mailbox_id": box.pk,
                                "rule_id": rule.pk, "alias_id": alias.pk, "group_id": group.pk,
@@ -337,7 +350,7 @@ class World:
         self.webmail_values = {"name": "Secret", "uid": uid, "index": 2, "scheduled_id": scheduled.pk,
                                "rule_id": rule.pk, "filter_id": mail_filter.pk, "group_id": personal_group.pk,
                                "contact_id": personal.pk, "event_id": personal_event.pk, "failure_id": failure.pk,
-                               "job_id": events_job.pk}
+                               "job_id": events_job.pk, "calendar_id": work.pk, "task_id": task.pk}
         # routes whose parameter names an object of another kind than the surface's value of that name
         self.route_values = {"webmail/contacts/import/<int:job_id>/": {**self.webmail_values, "job_id": cards_job.pk}}
         self.payg_values = {**self.hosting_values, "mailbox_id": payg.pk}
@@ -346,7 +359,9 @@ class World:
                           f"addressbooks/{mailbox.address}/contacts/", f"calendars/{mailbox.address}/",
                           f"calendars/{mailbox.address}/calendar/",
                           f"calendars/{mailbox.address}/calendar/{personal_event.href}",
-                          f"addressbooks/{mailbox.address}/contacts/{personal.href}"]
+                          f"addressbooks/{mailbox.address}/contacts/{personal.href}",
+                          f"calendars/{mailbox.address}/work/", f"calendars/{mailbox.address}/work/{task.href}",
+                          f"addressbooks/{mailbox.address}/suppliers/"]
         self.owner = self._credentials(alice, mailbox.address)
         self.owner_address = mailbox.address
 

@@ -1,5 +1,6 @@
 """The webmail calendar's forms: an event (times in the calendar's zone, a recurrence preset turned
-into an RRULE and read back from one), the calendar's settings and the .ics import."""
+into an RRULE and read back from one, the calendar it goes in), the calendar's settings, the .ics
+import, a calendar of the mailbox's (name, colour, what it holds) and a task."""
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -118,6 +119,7 @@ class EventForm(forms.Form):
     scope = forms.ChoiceField(label="Change", widget=forms.RadioSelect, required=False, initial="this",
                               choices=[("this", "This event"), ("all", "All events in the series")])
     title = forms.CharField(max_length=255)
+    calendar = forms.TypedChoiceField(label="Calendar", coerce=int, required=False)
     all_day = forms.BooleanField(label="All day", required=False)
     start_date = forms.DateField(label="Starts", widget=forms.DateInput(attrs={"type": "date"}))
     start_time = forms.TimeField(label="Start time", required=False, widget=forms.TimeInput(attrs={"type": "time"}))
@@ -144,9 +146,15 @@ class EventForm(forms.Form):
     count = forms.IntegerField(label="Times", min_value=1, max_value=999, required=False)
     until = forms.DateField(label="Last day", required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args, zone=UTC, occurrence: bool = False, custom_rule: str = "", **kwargs):
+    def __init__(self, *args, zone=UTC, occurrence: bool = False, custom_rule: str = "", calendars=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.zone = zone
+        self.calendars = {calendar.pk: calendar for calendar in calendars}
+        if len(self.calendars) > 1:
+            self.fields["calendar"].choices = [(pk, calendar.name) for pk, calendar in self.calendars.items()]
+            self.fields["calendar"].required = True
+        else:
+            del self.fields["calendar"]
         self.occurrence = occurrence
         self.custom_rule = custom_rule
         if not occurrence:
@@ -154,6 +162,10 @@ class EventForm(forms.Form):
         if custom_rule:
             self.fields["repeat"].choices = [*self.fields["repeat"].choices,
                                              ("custom", f"Keep its own rule ({custom_rule})")]
+
+    def chosen_calendar(self, default):
+        """The calendar picked (only shown when the mailbox has more than one for events), else `default`."""
+        return self.calendars.get(self.cleaned_data.get("calendar"), default)
 
     def clean_custom_color(self):
         value = self.cleaned_data["custom_color"].strip()
@@ -301,3 +313,54 @@ class ImportForm(forms.Form):
             return upload.read().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ValidationError("The file is not UTF-8 text: is it an .ics file?") from exc
+
+
+def _hex_color(value: str) -> str:
+    value = value.strip()
+    if not HEX.match(value):
+        raise ValidationError("A colour is # and six hex digits, for example #2563eb.")
+    return value.lower()
+
+
+class CalendarForm(forms.Form):
+    """A calendar of the mailbox: made here (with what it holds) or renamed and recoloured."""
+    name = forms.CharField(label="Name", max_length=100)
+    color = forms.CharField(label="Colour", max_length=7, initial="#16a34a",
+                            widget=forms.TextInput(attrs={"type": "color"}))
+    holds = forms.ChoiceField(label="Holds", initial="both", choices=[
+        ("both", "Events and tasks"), ("events", "Events only"), ("tasks", "Tasks only")],
+        help_text="Fixed once the calendar is made; phones show a calendar that holds tasks as a reminders list.")
+
+    def __init__(self, *args, renaming: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if renaming:
+            del self.fields["holds"]
+
+    def clean_color(self):
+        return _hex_color(self.cleaned_data["color"])
+
+    def components(self) -> list[str]:
+        return {"both": ["VEVENT", "VTODO"], "events": ["VEVENT"], "tasks": ["VTODO"]}[self.cleaned_data["holds"]]
+
+
+class TaskForm(forms.Form):
+    title = forms.CharField(label="Task", max_length=255)
+    due = forms.DateField(label="Due", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    calendar = forms.TypedChoiceField(label="List", coerce=int, required=False)
+
+    def __init__(self, *args, calendars=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calendars = {calendar.pk: calendar for calendar in calendars}
+        if len(self.calendars) > 1:
+            self.fields["calendar"].choices = [(pk, calendar.name) for pk, calendar in self.calendars.items()]
+        else:
+            del self.fields["calendar"]
+
+    def clean_due(self):
+        due = self.cleaned_data["due"]
+        if due is not None and not FIRST_YEAR <= due.year <= LAST_YEAR:
+            raise ValidationError(f"A date between {FIRST_YEAR} and {LAST_YEAR}.")
+        return due
+
+    def chosen_calendar(self, default):
+        return self.calendars.get(self.cleaned_data.get("calendar"), default)

@@ -17,8 +17,11 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.calendars import ical
 from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.selectors import PlacedOccurrence, mailbox_event_get, occurrences_between
+from mailcore.calendars.selectors import (
+    PlacedOccurrence, calendar_list, mailbox_event_get, mailbox_events, occurrences_between,
+)
 from mailcore.calendars.services import (
+    EventConflict,
     EventInvalid,
     calendar_by_feed_token,
     calendar_export,
@@ -26,6 +29,7 @@ from mailcore.calendars.services import (
     calendar_update,
     event_create,
     event_delete,
+    event_move,
     event_update,
     feed_revoke,
     feed_token_create,
@@ -82,6 +86,7 @@ def _page(request, mailbox, calendar, template: str, context: dict, *, status: i
     with django_timezone.override(zone):  # any datetime a template prints is in the calendar's zone
         return render(request, f"webmail/calendar/{template}", {
             "mailbox": mailbox, "calendar": calendar, "webmail_app": "calendar",
+            "calendars": calendar_list(account=mailbox.account, mailbox=mailbox),
             "zone_name": calendar.timezone or "UTC", "today": datetime.now(zone).date(), **context}, status=status)
 
 
@@ -184,12 +189,12 @@ def _lay_out(chips: list[Chip]) -> None:
         member.lanes = len(lanes_end)
 
 
-def _days(calendar: Calendar, first: date, count: int, zone, *, grid: bool) -> list[Day]:
+def _days(events, first: date, count: int, zone, *, grid: bool) -> list[Day]:
     """The days [first, first + count) with the occurrences in each. `grid`: timed ones go to the hour grid."""
     start = datetime.combine(first, time(), tzinfo=zone).astimezone(UTC)
     end = datetime.combine(first + timedelta(days=count), time(), tzinfo=zone).astimezone(UTC)
     days = [Day(first + timedelta(days=offset)) for offset in range(count)]
-    for placed in occurrences_between(calendar.events.all(), start, end):
+    for placed in occurrences_between(events, start, end):
         occurrence = placed.occurrence
         url = occurrence_url(placed)
         first_day, last_day = _local_days(placed, zone)
@@ -240,10 +245,11 @@ def calendar_view(request, mailbox, calendar):
     view, day = _view_date(request, zone)
     context = {"view": view, "date": day, "hours": [f"{hour:02d}:00" for hour in range(24)],
                "weekday_names": [label for _, label in WEEKDAYS]}
+    events = mailbox_events(mailbox=mailbox)  # every calendar of the mailbox, each event in its calendar's colour
     if view == "month":
         first = _month_start(day)
         grid_start = first - timedelta(days=first.weekday())
-        days = _days(calendar, grid_start, 42, zone, grid=False)
+        days = _days(events, grid_start, 42, zone, grid=False)
         for item in days:
             item.in_month = item.day.month == first.month
         context.update(weeks=[days[index:index + 7] for index in range(0, 42, 7)], title=f"{first:%B %Y}",
@@ -251,13 +257,13 @@ def calendar_view(request, mailbox, calendar):
     elif view == "week":
         monday = day - timedelta(days=day.weekday())
         sunday = monday + timedelta(days=6)
-        days = _days(calendar, monday, 7, zone, grid=True)
+        days = _days(events, monday, 7, zone, grid=True)
         same_month = monday.month == sunday.month
         context.update(days=days, previous=monday - timedelta(days=7), next=monday + timedelta(days=7),
                        title=(f"{monday.day} – {sunday:%-d %b %Y}" if same_month
                               else f"{monday:%-d %b} – {sunday:%-d %b %Y}"))
     else:
-        days = _days(calendar, day, 1, zone, grid=True)
+        days = _days(events, day, 1, zone, grid=True)
         context.update(days=days, previous=day - timedelta(days=1), next=day + timedelta(days=1),
                        title=f"{day:%A %-d %B %Y}")
     context["has_all_day"] = view != "month" and any(item.chips for item in days)
@@ -336,7 +342,7 @@ def event_detail(request, mailbox, calendar, event_id: int):
     return _page(request, mailbox, calendar, "event.html", {
         "event": event, "occurrence": occurrence, "shown": shown, "when": when_text(shown, zone),
         "repeats": recurrence_text(event.recurrence, zone=zone, all_day=event.all_day),
-        "color": shown.color or event.color or calendar.color,
+        "color": shown.color or event.color or event.calendar.color,
         "attendees": [{**attendee, "status_text": STATUS_WORDS.get(attendee.get("status", ""), attendee.get("status"))}
                       for attendee in event.attendees],
         "edit_url": reverse("webmail:calendar_event_edit", args=[event.pk]) + rid,
@@ -389,6 +395,11 @@ def _recurrence_of(form: EventForm, *, current: str = "") -> str:
     return recurrence_build(form.recurrence(), zone=form.zone, all_day=data["all_day"])
 
 
+def event_calendars(mailbox):
+    """The mailbox's calendars that hold events: the choice on the event form."""
+    return [each for each in calendar_list(account=mailbox.account, mailbox=mailbox) if each.holds("VEVENT")]
+
+
 def _form_page(request, mailbox, calendar, form, *, event=None, occurrence=None, status=200):
     return _page(request, mailbox, calendar, "event_form.html", {
         "form": form, "event": event, "occurrence": occurrence, "swatches": SWATCHES,
@@ -421,7 +432,10 @@ def _new_initial(request, zone) -> dict:
 @calendar_owner
 def event_new(request, mailbox, calendar):
     zone = calendar_zone(calendar)
-    form = EventForm(request.POST or None, zone=zone, initial=_new_initial(request, zone))
+    choices = event_calendars(mailbox)
+    initial = _new_initial(request, zone)
+    initial["calendar"] = calendar.pk
+    form = EventForm(request.POST or None, zone=zone, initial=initial, calendars=choices)
     if request.method == "POST" and form.is_valid():
         changes = _event_changes(form)
         recurrence = _recurrence_of(form)
@@ -430,7 +444,8 @@ def event_new(request, mailbox, calendar):
                                                                   form.cleaned_data["weekdays"], zone,
                                                                   changes["all_day"])
         try:
-            event = event_create(calendar=calendar, timezone=calendar.timezone, recurrence=recurrence, **changes)
+            event = event_create(calendar=form.chosen_calendar(calendar), timezone=calendar.timezone,
+                                 recurrence=recurrence, **changes)
         except EventInvalid as exc:
             form.add_error(None, exc.detail)
         else:
@@ -454,8 +469,9 @@ def event_edit(request, mailbox, calendar, event_id: int):
     if initial["repeat"] == "weekly" and not initial["weekdays"]:
         local = event.start.astimezone(UTC if event.all_day else zone)
         initial["weekdays"] = [WEEKDAYS[local.weekday()][0]]
+    initial["calendar"] = event.calendar_id
     form = EventForm(request.POST or None, zone=zone, occurrence=occurrence is not None, custom_rule=custom,
-                     initial=initial)
+                     initial=initial, calendars=event_calendars(mailbox))
     if request.method == "POST" and form.is_valid():
         changes = _event_changes(form)
         try:
@@ -471,7 +487,11 @@ def event_edit(request, mailbox, calendar, event_id: int):
                         changes["start"], changes["end"], form.cleaned_data["weekdays"], zone, changes["all_day"])
                 event = event_update(event=event, **changes)
                 done = f"“{event.title}” saved" + (" (every event in the series)." if event.recurrence else ".")
-        except EventInvalid as exc:
+            target = form.chosen_calendar(event.calendar)
+            if target.pk != event.calendar_id:
+                event, _ = event_move(event=event, calendar=target)
+                done += f" It is in {target.name} now."
+        except (EventInvalid, EventConflict) as exc:
             form.add_error(None, exc.detail)
         else:
             messages.success(request, done)
