@@ -1,0 +1,28 @@
+"""The sign-in throttle holds under a flood: failed sign-ins for made-up addresses from many IPs,
+each under its per-IP limit, never cull a live lock out of the product's own cache."""
+import importlib
+import os
+
+import pytest
+
+from testkit.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def login(api, email, password, ip):
+    return api.post("/auth/login", {"email": email, "password": password}, format="json", REMOTE_ADDR=ip)
+
+
+def test_a_locked_address_stays_locked_after_a_flood_of_made_up_addresses(api, alice, settings, tmp_path):
+    product = importlib.import_module(os.environ["DJANGO_SETTINGS_MODULE"])
+    cache = dict(product.CACHES["default"])
+    if cache["BACKEND"].endswith("FileBasedCache"):
+        cache["LOCATION"] = str(tmp_path / "cache")  # the embedded default's cache, in a folder of this test's
+    settings.CACHES = {"default": cache}
+    for _ in range(settings.LOGIN_FAILURE_LIMIT):
+        assert login(api, alice.email, "wrong", "203.0.113.1").status_code == 401
+    for n in range(400):  # eight addresses, each well under the per-IP limit
+        login(api, f"made-up-{n}@flood.test", "wrong", f"198.51.100.{n % 8 + 10}")
+    assert login(api, alice.email, PASSWORD, "203.0.113.1").status_code == 429
+    assert login(api, alice.email, PASSWORD, "192.0.2.77").status_code == 429  # the address, from anywhere
