@@ -11,6 +11,8 @@ from allauth.mfa.models import Authenticator
 from django.conf import settings
 
 from mailcore.accounts.services import account_attach_new_user
+from mailcore.ipnets import client_ip
+from mailcore.throttle import ACCOUNT_LOGIN, LoginThrottled, throttle_attempt, throttle_forgive, throttle_keys
 
 # The steps of setting up a first authenticator: its QR code, then the recovery codes it made.
 FIRST_SET_UP_VIEWS = {"mfa_activate_totp", "mfa_view_recovery_codes", "mfa_download_recovery_codes"}
@@ -22,6 +24,25 @@ class AccountAdapter(DefaultAccountAdapter):
         if commit:
             account_attach_new_user(user=user)
         return user
+
+    def pre_authenticate(self, request, **credentials) -> None:
+        """The portal's sign-in shares POST /auth/login's failure count (mailcore.throttle), counted
+        before the password is checked; a right one takes it back (the rollback below)."""
+        login = credentials.get("email") or credentials.get("username") or ""
+        self._login_counters = throttle_keys(ACCOUNT_LOGIN, login,
+                                             client_ip(request.META, settings.TRUSTED_PROXY_COUNT))
+        try:
+            throttle_attempt(self._login_counters)
+        except LoginThrottled as exc:
+            self._login_counters = None
+            request.login_retry_after = exc.retry_after  # the sign-in page's Retry-After (portal.signin)
+            raise self.validation_error("too_many_login_attempts") from None
+
+    def _rollback_login_failed_rl_usage(self) -> None:
+        counters = getattr(self, "_login_counters", None)
+        if counters:
+            throttle_forgive(counters)
+            self._login_counters = None
 
     def is_reauthentication_required(self, *, app: str, **kwargs) -> bool:
         """Setting up a first authenticator right after typing the password needs no second typing
