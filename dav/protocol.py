@@ -53,7 +53,7 @@ from mailcore.contacts.services import (
 from mailcore.ipnets import client_ip
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.passwords import mailbox_password_verify_repeated
-from mailcore.throttle import LoginThrottled, throttle_check, throttle_count_failure, throttle_keys
+from mailcore.throttle import MAILBOX_LOGIN, LoginThrottled, throttle_attempt, throttle_forgive, throttle_keys
 from mailcore.webmail.sessions import mailbox_of_partner
 
 ROOT = "/dav/"
@@ -154,9 +154,9 @@ def _sign_in(request) -> Mailbox | HttpResponse:
     if credentials is None:
         return _challenge()
     address, password = credentials
-    keys = throttle_keys("dav", address, client_ip(request.META, settings.TRUSTED_PROXY_COUNT))
+    keys = throttle_keys(MAILBOX_LOGIN, address, client_ip(request.META, settings.TRUSTED_PROXY_COUNT))
     try:
-        throttle_check(keys)
+        throttle_attempt(keys)
     except LoginThrottled as exc:
         return _response(f"{exc.detail}\n", status=429, headers={"Retry-After": str(exc.retry_after)})
     mailbox = (Mailbox.objects.select_related("plan", "account__plan")
@@ -164,8 +164,8 @@ def _sign_in(request) -> Mailbox | HttpResponse:
     ok = mailbox_password_verify_repeated(password, mailbox.password_hash if mailbox is not None else None)
     partner_id = _partner_id(request)
     if not ok or (partner_id is not None and not mailbox_of_partner(mailbox, partner_id)):
-        throttle_count_failure(keys)
         return _challenge()
+    throttle_forgive(keys)
     if not mailbox.is_active:
         return _response("This mailbox is switched off.\n", status=403)
     return mailbox

@@ -6,6 +6,7 @@ class MailcoreConfig(AppConfig):
     verbose_name = "Mail core"
 
     def ready(self) -> None:
+        from mailcore import checks  # noqa: F401  (registers the production start-up checks)
         from mailcore.campaigns import feedback as campaign_feedback
         from mailcore.webmail import alias_changes
 

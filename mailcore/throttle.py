@@ -1,10 +1,12 @@
-"""Throttles kept as counters in the cache. Failed logins, shared by every password login (the JSON
-API's, the webmail's and DAV's): per address, LOGIN_FAILURE_LIMIT failures per LOGIN_FAILURE_WINDOW;
+"""Throttles kept as counters in the cache. Failed logins, shared by every sign-in path of one kind
+of login (mailbox owners: webmail, DAV, password change; account users: the JSON API's and the
+portal's): per login name, LOGIN_FAILURE_LIMIT failures per LOGIN_FAILURE_WINDOW;
 per client IP a separate, much higher LOGIN_FAILURE_IP_LIMIT per LOGIN_FAILURE_IP_WINDOW, so one
 wrong phone behind an office's NAT locks out its own address, not the office. Actions that send
 something to an address the caller chooses (a webhook test, a forwarding confirmation): a number per
 account and hour. Past either, a clear error saying when to try again (429 with Retry-After in the
 API)."""
+import math
 import time
 from dataclasses import dataclass
 
@@ -30,6 +32,13 @@ class FailureCounter:
     window: int
 
 
+# Sign-in paths of one kind of login share one count per login name (and per client IP): a
+# mailbox's address gets LOGIN_FAILURE_LIMIT guesses across webmail, DAV and the password change
+# together; an account's email across POST /auth/login and the portal's sign-in together.
+MAILBOX_LOGIN = "mailbox"
+ACCOUNT_LOGIN = "account"
+
+
 def throttle_keys(realm: str, login: str, client_ip: str) -> list[FailureCounter]:
     """The counters a login attempt is held to: its login name's and its client IP's."""
     return [
@@ -40,23 +49,38 @@ def throttle_keys(realm: str, login: str, client_ip: str) -> list[FailureCounter
     ]
 
 
-def throttle_check(counters: list[FailureCounter]) -> None:
-    state = cache.get_many([f"{c.key}:count" for c in counters] + [f"{c.key}:since" for c in counters])
-    for counter in counters:
-        if state.get(f"{counter.key}:count", 0) >= counter.limit:
-            since = state.get(f"{counter.key}:since", time.time())
-            raise LoginThrottled(max(1, int(since + counter.window - time.time())))
+def _incr(counter: FailureCounter, delta: int) -> int:
+    cache.add(f"{counter.key}:since", time.time(), counter.window)
+    if delta > 0 and cache.add(f"{counter.key}:count", delta, counter.window):
+        return delta
+    try:
+        return cache.incr(f"{counter.key}:count", delta)
+    except ValueError:  # expired since: nothing left to count from
+        if delta > 0:
+            cache.add(f"{counter.key}:count", delta, counter.window)
+        return max(delta, 0)
 
 
-def throttle_count_failure(counters: list[FailureCounter]) -> None:
+def throttle_attempt(counters: list[FailureCounter]) -> None:
+    """Count this attempt as a failure before its password is checked (one atomic increment per
+    counter), so parallel requests cannot each get a guess past the limit; raise LoginThrottled
+    when that goes over a limit (the attempt is then not counted). A right password calls
+    throttle_forgive: under the limit it is never refused."""
+    counts = [(counter, _incr(counter, 1)) for counter in counters]
+    over = [counter for counter, count in counts if count > counter.limit]
+    if not over:
+        return
     for counter in counters:
-        cache.add(f"{counter.key}:since", time.time(), counter.window)
-        if cache.add(f"{counter.key}:count", 1, counter.window):
-            continue
-        try:
-            cache.incr(f"{counter.key}:count")
-        except ValueError:  # expired between add and incr
-            cache.add(f"{counter.key}:count", 1, counter.window)
+        _incr(counter, -1)
+    since = cache.get_many([f"{counter.key}:since" for counter in over])
+    raise LoginThrottled(max(1, max(math.ceil(since.get(f"{counter.key}:since", time.time()) + counter.window
+                                              - time.time()) for counter in over)))
+
+
+def throttle_forgive(counters: list[FailureCounter]) -> None:
+    """The attempt counted by throttle_attempt was right: take it back."""
+    for counter in counters:
+        _incr(counter, -1)
 
 
 class ActionThrottled(DomainError):

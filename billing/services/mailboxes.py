@@ -2,10 +2,13 @@
 a renewal consumes a fresh slot term from the pool. Pay-as-you-go needs a retail price (none can be
 set yet: the pay-as-you-go issue adds them)."""
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from billing.services.payg import NotPayAsYouGo, payg_mailbox_delete, payg_mailbox_open
 from mailcore.domains.models import Domain
 from mailcore.errors import DomainError, ErrorCode
+from mailcore.holders import mailbox_holder_forget
+from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.mailboxes import (
     Funding,
     partner_mailbox_create,
@@ -63,8 +66,15 @@ def partner_mailbox_renew_from_pool(*, partner_mailbox: PartnerMailbox) -> Partn
 
 
 def partner_mailbox_remove(*, partner_mailbox: PartnerMailbox) -> None:
-    """DELETE as the spec's state table says, for either funding (the API's and the portal's one path)."""
-    if partner_mailbox.funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
-        payg_mailbox_delete(partner_mailbox=partner_mailbox)
-    else:
-        partner_mailbox_delete(partner_mailbox=partner_mailbox)
+    """DELETE as the spec's state table says, for either funding (the API's and the portal's one path).
+    A mail account kept (deactivated) loses what its holder set up: the address may be created again
+    for someone else."""
+    mailbox_id = partner_mailbox.mailbox_id
+    with transaction.atomic():
+        if partner_mailbox.funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
+            payg_mailbox_delete(partner_mailbox=partner_mailbox)
+        else:
+            partner_mailbox_delete(partner_mailbox=partner_mailbox)
+        kept = Mailbox.objects.filter(pk=mailbox_id).first()
+        if kept is not None:
+            mailbox_holder_forget(mailbox=kept)

@@ -13,7 +13,7 @@ from mailcore.accounts.models import User
 from mailcore.apikeys.models import SessionToken
 from mailcore.apikeys.services import CredentialRejected
 from mailcore.credentials import credential_new, digest_matches, prefix_of
-from mailcore.throttle import throttle_check, throttle_count_failure, throttle_keys
+from mailcore.throttle import ACCOUNT_LOGIN, throttle_attempt, throttle_forgive, throttle_keys
 
 SESSION_TOKEN_KIND = "st"
 
@@ -24,12 +24,12 @@ class EmailNotVerified(CredentialRejected):
 
 def session_login(*, email: str, password: str, client_ip: str) -> tuple[SessionToken, str]:
     """Check a password and issue a bearer token; repeated failures are throttled."""
-    keys = throttle_keys("login", email, client_ip)
-    throttle_check(keys)
+    keys = throttle_keys(ACCOUNT_LOGIN, email, client_ip)
+    throttle_attempt(keys)
     user = authenticate(None, username=email.strip(), password=password)
     if user is None:
-        throttle_count_failure(keys)
         raise CredentialRejected("Wrong email or password.")
+    throttle_forgive(keys)
     if (
         settings.ACCOUNT_EMAIL_VERIFICATION == "mandatory"
         and not EmailAddress.objects.filter(user=user, verified=True).exists()

@@ -10,13 +10,10 @@ from mailcore.mailboxes.models import ForwardingRule, Mailbox
 from mailcore.mailboxes.passwords import mailbox_credential_stamp, mailbox_password_verify
 from mailcore.mailboxes.services import mailbox_set_password
 from mailcore.partners.mailboxes import MIN_PASSWORD
-from mailcore.throttle import throttle_check, throttle_count_failure, throttle_keys
+from mailcore.throttle import MAILBOX_LOGIN, throttle_attempt, throttle_forgive, throttle_keys
 from mailcore.webmail.models import WebmailSession
 
 PASSWORD_MAX = 1024
-# Wrong current passwords are counted apart from sign-in failures (LOGIN_FAILURE_LIMIT per window,
-# per mailbox and per client IP): a signed-in owner who mistypes does not lock the sign-in page.
-PASSWORD_REALM = "webmail-password"
 
 
 def owner_password_change(*, session: WebmailSession, current_password: str, new_password: str,
@@ -24,11 +21,12 @@ def owner_password_change(*, session: WebmailSession, current_password: str, new
     """Check the current password (throttled), set the new one, and end the mailbox's other webmail
     sessions; this one stays. Returns how many sessions ended. Raises LoginThrottled or ValidationError."""
     mailbox = session.mailbox
-    keys = throttle_keys(PASSWORD_REALM, mailbox.address, client_ip)
-    throttle_check(keys)
+    keys = throttle_keys(MAILBOX_LOGIN, mailbox.address, client_ip)  # a guess like any sign-in's
+    throttle_attempt(keys)
     errors: dict[str, list[str]] = {}
-    if not mailbox_password_verify(current_password or "", mailbox.password_hash):
-        throttle_count_failure(keys)
+    if mailbox_password_verify(current_password or "", mailbox.password_hash):
+        throttle_forgive(keys)
+    else:
         errors["current_password"] = ["that is not this mailbox's current password"]
     if len(new_password or "") < MIN_PASSWORD:
         errors["new_password"] = [f"at least {MIN_PASSWORD} characters"]

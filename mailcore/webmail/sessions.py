@@ -14,7 +14,7 @@ from mailcore.mailboxes.passwords import (
     mailbox_credential_stamp, mailbox_credential_stamp_matches, mailbox_password_verify,
 )
 from mailcore.partners.models import PartnerMailbox
-from mailcore.throttle import throttle_check, throttle_count_failure, throttle_keys
+from mailcore.throttle import MAILBOX_LOGIN, throttle_attempt, throttle_forgive, throttle_keys
 from mailcore.webmail.models import WebmailSession
 
 KIND = "wm"
@@ -55,13 +55,13 @@ def webmail_login(*, address: str, password: str, client_ip: str, remember: bool
     """Check the mailbox password and open a session. `partner_id` (a partner's own webmail
     hostname) admits only the mailboxes of that partner's clients; anyone else gets the same answer
     as a wrong password. Returns the row and the raw token."""
-    keys = throttle_keys("webmail", address, client_ip)
-    throttle_check(keys)
+    keys = throttle_keys(MAILBOX_LOGIN, address, client_ip)
+    throttle_attempt(keys)
     mailbox = Mailbox.objects.filter(address__iexact=address.strip(), kind=Mailbox.Kind.MANAGED).first()
     ok = mailbox_password_verify(password, mailbox.password_hash if mailbox is not None else None)
     if not ok or (partner_id is not None and not mailbox_of_partner(mailbox, partner_id)):
-        throttle_count_failure(keys)
         raise WebmailLoginRefused(WRONG)
+    throttle_forgive(keys)
     if not mailbox.is_active:
         raise WebmailLoginRefused(_why_disabled(mailbox))
     credential = credential_new(KIND)

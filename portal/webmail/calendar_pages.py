@@ -629,11 +629,13 @@ def calendar_feed_revoke(request, mailbox, calendar):
 @require_safe
 def calendar_feed(request, token: str):
     """The read-only .ics feed: no session, the token is the key; a wrong or revoked one is 404, as is a
-    calendar whose plan no longer includes calendars."""
+    calendar whose plan no longer includes calendars or whose mailbox is switched off or deleted."""
     try:
         calendar = calendar_by_feed_token(token)
     except Calendar.DoesNotExist:
         raise Http404("No such calendar feed.") from None
+    if calendar.mailbox_id and not calendar.mailbox.is_active:
+        raise Http404("No such calendar feed.")
     owner = calendar.mailbox.effective_plan if calendar.mailbox_id else calendar.account.plan
     if owner is None or not owner.has_feature("calendar"):
         raise Http404("No such calendar feed.")

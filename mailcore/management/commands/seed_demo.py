@@ -28,6 +28,9 @@ MAILBOXES = [("hello", "Hello Team"), ("support", "Support")]
 MAILBOX_PASSWORD = "mailbox-pass-2026"
 OPERATOR = {"email": "operator@mailwell.test", "password": "operator-pass-2026"}
 APPLICANT = {"email": "applicant@mailwell.test", "password": "applicant-pass-2026"}
+# Every login above with its published password (mailcore.checks refuses to serve production with any).
+DEMO_USER_LOGINS = {login["email"]: login["password"] for login in (PREMIUM, PARTNER, OPERATOR, APPLICANT)}
+DEMO_MAILBOX_LOGINS = {f"{local_part}@{PREMIUM['domain']}": MAILBOX_PASSWORD for local_part, _ in MAILBOXES}
 CLIENT_NAME = "Acme Bakery"
 DEMO_SLOTS = 10  # unused mailbox slots the demo partner starts with
 
