@@ -186,6 +186,41 @@ def test_an_unverified_claim_lapses_after_a_week_and_another_partner_takes_the_n
         assert verified["is_verified"] is True
 
 
+def test_a_lapsed_claim_whose_dns_now_proves_its_holder_is_kept_and_the_newcomer_gets_409(hosting, partner, other,
+                                                                                           dns_zone):
+    """Past its week, a claim is given up only when its holder's DNS still does not prove it: the
+    owner who published the records late keeps the name, verified, and the newcomer is told 409."""
+    holder = add_domain(other, "bakery.test")
+    publish(dns_zone, "bakery.test")  # the real owner's records, published after the week
+    with time_machine.travel(timezone.now() + timedelta(days=8)):
+        refused = hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json")
+        assert refused.status_code == 409 and refused.json()["detail"] == "bakery.test is already claimed"
+        [kept] = other.get("/v1/hosting/domains").json()
+        assert (kept["id"], kept["status"], kept["is_verified"]) == (holder["id"], "verified", True)
+        assert hosting.get("/v1/hosting/domains").json() == []
+        assert [e["domain"] for e in events("partner_domain.verified")] == ["bakery.test"]
+        assert hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json").status_code == 409
+
+
+def test_a_lapsed_claim_taken_over_while_its_holder_verifies_is_a_clear_409_not_a_resurrection(hosting, partner,
+                                                                                               other, dns_zone):
+    """The holder's verify loaded its claim, then another partner took the lapsed name: the verify's
+    result is not written back (which re-inserted the deleted row and failed), it says why."""
+    from mailcore.domains.services import DomainClaimGone, domain_verify
+    add_domain(other, "bakery.test")
+    with time_machine.travel(timezone.now() + timedelta(days=8)):
+        loaded_by_the_holders_verify = Domain.objects.get(name="bakery.test")
+        taken = hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json")
+        assert taken.status_code == 201, taken.content
+        publish(dns_zone, "bakery.test")  # the newcomer's records
+        with pytest.raises(DomainClaimGone, match="no longer claimed by this account") as gone:
+            domain_verify(domain=loaded_by_the_holders_verify)
+        assert gone.value.code == "conflict"  # 409 at the API
+        assert list(Domain.objects.values_list("pk", "name")) == [(taken.json()["id"], "bakery.test")]
+        assert other.get("/v1/hosting/domains").json() == []
+        assert hosting.post(f"/v1/hosting/domains/{taken.json()['id']}/verify").json()["is_verified"] is True
+
+
 def test_a_verified_domain_never_lapses(hosting, partner, other, dns_zone):
     domain = add_domain(other, "kept.test")
     publish(dns_zone, "kept.test")
