@@ -12,6 +12,8 @@ import re
 from html import unescape
 
 import pytest
+from django.db import connections
+from django.test import Client
 
 from billing.models import Purchase
 from billing.providers.local import LocalProvider
@@ -355,3 +357,33 @@ def test_a_retry_closes_the_replaced_checkout_at_the_provider_first(client, alic
     assert retried["Location"] == second.checkout_url
     assert fake_stripe.objects[first.provider_ref]["status"] == "expired"
     assert fake_stripe.objects[second.provider_ref]["status"] == "open"
+
+
+@pytest.mark.django_db(transaction=True)  # the customer's request runs on its own connection and commits
+def test_the_partners_page_and_the_customers_retry_at_the_same_moment_open_one_checkout(alice, fake_stripe):
+    partner = a_partner(alice.account, "acme.test")
+    portal = login_client(alice)
+    partner_mailbox = create_payg(portal, partner=partner)
+    first = partner_mailbox.purchases.get()
+    fake_stripe.checkout_expire(first.provider_ref)  # Stripe let it expire; its event is still on the way
+    customer = Client()
+    retried = {}
+
+    def handle(method, path, params, headers, _handle=fake_stripe.handle):
+        """While the partner's page asks Stripe about the expired checkout, the customer presses Try again."""
+        if not retried and method == "GET" and path == f"/v1/checkout/sessions/{first.provider_ref}":
+            retried["location"] = None
+            try:
+                retried["location"] = customer.post(RETRY, {"reference": first.reference})["Location"]
+            finally:
+                connections.close_all()
+        return _handle(method, path, params, headers)
+
+    fake_stripe.handle = handle
+    page = portal.get(f"/portal/mailboxes/{partner_mailbox.pk}/")
+
+    assert page.status_code == 200
+    [second] = partner_mailbox.purchases.filter(status=Purchase.Status.PENDING)
+    assert partner_mailbox.purchases.count() == 2
+    assert retried["location"] == second.checkout_url and second.checkout_url in page.content.decode()
+    assert [s["status"] for s in fake_stripe.of("checkout.session")] == ["expired", "open"]
