@@ -202,23 +202,36 @@ def test_a_lapsed_claim_whose_dns_now_proves_its_holder_is_kept_and_the_newcomer
         assert hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json").status_code == 409
 
 
-def test_a_lapsed_claim_taken_over_while_its_holder_verifies_is_a_clear_409_not_a_resurrection(hosting, partner,
-                                                                                               other, dns_zone):
-    """The holder's verify loaded its claim, then another partner took the lapsed name: the verify's
-    result is not written back (which re-inserted the deleted row and failed), it says why."""
-    from mailcore.domains.services import DomainClaimGone, domain_verify
-    add_domain(other, "bakery.test")
+@pytest.mark.django_db(transaction=True)  # the takeover runs on its own connection and commits
+def test_a_holders_verify_racing_a_takeover_of_its_lapsed_claim_answers_409(hosting, partner, other, dns_zone,
+                                                                              monkeypatch):
+    """While the holder's verify is looking its records up, another partner takes the lapsed name:
+    the verify answers 409 saying so (it used to re-insert the deleted row and fail with a 500)."""
+    from django.db import connections
+    holder = add_domain(other, "bakery.test")
+    taken = {}
+
+    def resolve(request, handler, _resolve=dns_zone.resolve):
+        if not taken:
+            taken["response"] = None
+            try:
+                taken["response"] = hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"},
+                                                 format="json")
+            finally:
+                connections.close_all()
+        return _resolve(request, handler)
+
     with time_machine.travel(timezone.now() + timedelta(days=8)):
-        loaded_by_the_holders_verify = Domain.objects.get(name="bakery.test")
-        taken = hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json")
-        assert taken.status_code == 201, taken.content
-        publish(dns_zone, "bakery.test")  # the newcomer's records
-        with pytest.raises(DomainClaimGone, match="no longer claimed by this account") as gone:
-            domain_verify(domain=loaded_by_the_holders_verify)
-        assert gone.value.code == "conflict"  # 409 at the API
-        assert list(Domain.objects.values_list("pk", "name")) == [(taken.json()["id"], "bakery.test")]
+        monkeypatch.setattr(dns_zone, "resolve", resolve)
+        verify = other.post(f"/v1/hosting/domains/{holder['id']}/verify")
+
+        assert taken["response"].status_code == 201, taken["response"].content
+        assert verify.status_code == 409
+        assert verify.json()["detail"] == ("bakery.test is no longer claimed by this account: its claim lapsed "
+                                           "unverified and another account claimed the name")
+        assert list(Domain.objects.values_list("pk", "account")) == [(taken["response"].json()["id"],
+                                                                      partner.account.pk)]
         assert other.get("/v1/hosting/domains").json() == []
-        assert hosting.post(f"/v1/hosting/domains/{taken.json()['id']}/verify").json()["is_verified"] is True
 
 
 def test_a_verified_domain_never_lapses(hosting, partner, other, dns_zone):
