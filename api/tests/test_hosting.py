@@ -186,6 +186,54 @@ def test_an_unverified_claim_lapses_after_a_week_and_another_partner_takes_the_n
         assert verified["is_verified"] is True
 
 
+def test_a_lapsed_claim_whose_dns_now_proves_its_holder_is_kept_and_the_newcomer_gets_409(hosting, partner, other,
+                                                                                           dns_zone):
+    """Past its week, a claim is given up only when its holder's DNS still does not prove it: the
+    owner who published the records late keeps the name, verified, and the newcomer is told 409."""
+    holder = add_domain(other, "bakery.test")
+    publish(dns_zone, "bakery.test")  # the real owner's records, published after the week
+    with time_machine.travel(timezone.now() + timedelta(days=8)):
+        refused = hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json")
+        assert refused.status_code == 409 and refused.json()["detail"] == "bakery.test is already claimed"
+        [kept] = other.get("/v1/hosting/domains").json()
+        assert (kept["id"], kept["status"], kept["is_verified"]) == (holder["id"], "verified", True)
+        assert hosting.get("/v1/hosting/domains").json() == []
+        assert [e["domain"] for e in events("partner_domain.verified")] == ["bakery.test"]
+        assert hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"}, format="json").status_code == 409
+
+
+@pytest.mark.django_db(transaction=True)  # the takeover runs on its own connection and commits
+def test_a_holders_verify_racing_a_takeover_of_its_lapsed_claim_answers_409(hosting, partner, other, dns_zone,
+                                                                              monkeypatch):
+    """While the holder's verify is looking its records up, another partner takes the lapsed name:
+    the verify answers 409 saying so (it used to re-insert the deleted row and fail with a 500)."""
+    from django.db import connections
+    holder = add_domain(other, "bakery.test")
+    taken = {}
+
+    def resolve(request, handler, _resolve=dns_zone.resolve):
+        if not taken:
+            taken["response"] = None
+            try:
+                taken["response"] = hosting.post("/v1/hosting/domains", {"domain_name": "bakery.test"},
+                                                 format="json")
+            finally:
+                connections.close_all()
+        return _resolve(request, handler)
+
+    with time_machine.travel(timezone.now() + timedelta(days=8)):
+        monkeypatch.setattr(dns_zone, "resolve", resolve)
+        verify = other.post(f"/v1/hosting/domains/{holder['id']}/verify")
+
+        assert taken["response"].status_code == 201, taken["response"].content
+        assert verify.status_code == 409
+        assert verify.json()["detail"] == ("bakery.test is no longer claimed by this account: its claim lapsed "
+                                           "unverified and another account claimed the name")
+        assert list(Domain.objects.values_list("pk", "account")) == [(taken["response"].json()["id"],
+                                                                      partner.account.pk)]
+        assert other.get("/v1/hosting/domains").json() == []
+
+
 def test_a_verified_domain_never_lapses(hosting, partner, other, dns_zone):
     domain = add_domain(other, "kept.test")
     publish(dns_zone, "kept.test")

@@ -144,19 +144,32 @@ def open_checkout(partner_mailbox: PartnerMailbox) -> Purchase | None:
 
 def payg_checkout_url(*, partner_mailbox: PartnerMailbox) -> str | None:
     """A working checkout link while the mailbox waits for its first payment: a fresh checkout when
-    the provider says the last one expired."""
+    the provider says the last one ended. The mailbox row is locked while deciding, so the partner's
+    page and the customer's Try again never both open one; the checkouts it replaces are closed at
+    the provider first (a payment that still arrives for one is refunded: mailbox_first_payment)."""
     if partner_mailbox.status != PartnerMailbox.Status.PENDING_PAYMENT:
         return None
-    purchase = open_checkout(partner_mailbox)
-    if purchase is not None:
-        state = provider_named(purchase.provider).checkout_state(purchase.provider_ref)
-        if state.status == "open":
-            return purchase.checkout_url
-        if state.status == "paid":
-            return purchase.checkout_url  # its event is on the way
-        Purchase.objects.filter(pk=purchase.pk, status=Purchase.Status.PENDING).update(status=Purchase.Status.EXPIRED)
-    last = partner_mailbox.purchases.filter(kind=Purchase.Kind.MAILBOX).order_by("-created_at").first()
-    return _mailbox_checkout(partner_mailbox, last.return_url if last else "").checkout_url
+    seen = open_checkout(partner_mailbox)
+    if seen is not None:
+        state = provider_named(seen.provider).checkout_state(seen.provider_ref)
+        if state.status in ("open", "paid"):  # paid: its event is on the way
+            return seen.checkout_url
+    with transaction.atomic():
+        locked = PartnerMailbox.objects.select_for_update().filter(
+            pk=partner_mailbox.pk, status=PartnerMailbox.Status.PENDING_PAYMENT).first()
+        if locked is None:
+            return None
+        current = open_checkout(locked)
+        if current is not None and (seen is None or current.pk != seen.pk):
+            return current.checkout_url  # opened meanwhile by the other caller
+        replaced = list(locked.purchases.filter(kind=Purchase.Kind.MAILBOX, status__in=[
+            Purchase.Status.PENDING, Purchase.Status.FAILED]))
+        Purchase.objects.filter(pk__in=[row.pk for row in replaced if row.status == Purchase.Status.PENDING]).update(
+            status=Purchase.Status.EXPIRED)
+        for row in replaced:
+            _provider_quietly(row.provider, "checkout_expire", row.provider_ref)
+        last = locked.purchases.filter(kind=Purchase.Kind.MAILBOX).order_by("-created_at", "-id").first()
+        return _mailbox_checkout(locked, last.return_url if last else "").checkout_url
 
 
 def payg_last_declined(*, partner_mailbox: PartnerMailbox) -> Purchase | None:
@@ -359,6 +372,7 @@ def mailbox_first_payment(purchase: Purchase, state, payment: Payment) -> None:
                   "status": Subscription.Status.ACTIVE, "current_period_start": start, "current_period_end": end})
     partner_mailbox_set_state(partner_mailbox=partner_mailbox, status=PartnerMailbox.Status.ACTIVE, enabled=True,
                               expires_at=end)
+    _expire_checkouts(partner_mailbox)  # another still open (a retry made meanwhile) takes no second payment
     margin_credit(partner=partner_mailbox.partner, payment=payment, wholesale_minor=purchase.wholesale_minor)
     emit(account=purchase.account, name="partner_mailbox.payment_confirmed",
          data=_data(partner_mailbox, **_money_data(payment), period_end=iso(end), first_payment=True))

@@ -12,6 +12,8 @@ import re
 from html import unescape
 
 import pytest
+from django.db import connections
+from django.test import Client
 
 from billing.models import Purchase
 from billing.providers.local import LocalProvider
@@ -268,3 +270,120 @@ def test_paystack_a_declined_charge_is_read_from_paystack_when_the_customer_retu
         "paystack", "ngn", "ann@acme.test")
     retried = client.post(RETRY, {"reference": purchase.reference})
     assert retried["Location"] == partner_mailbox.purchases.exclude(pk=purchase.pk).get().checkout_url
+
+
+def paystack_mailbox(alice):
+    """ann@acme.test, pay-as-you-go in NGN through the Paystack on loopback, her first card declined."""
+    partner = a_partner(alice.account, "acme.test")
+    partner.billing_currency = "ngn"
+    partner.save(update_fields=["billing_currency"])
+    portal = login_client(alice)
+    partner_mailbox = create_payg(portal, currency="ngn", partner=partner, price="5000")
+    return portal, partner_mailbox, partner_mailbox.purchases.get()
+
+
+def webhook(client, deliveries) -> None:
+    for delivery in deliveries:
+        response = client.post("/billing/webhooks/paystack", data=delivery.body, content_type="application/json",
+                               headers=delivery.headers)
+        assert response.status_code == 200, response.content
+
+
+def test_paystack_the_partners_page_and_the_customers_retry_open_one_checkout_and_a_late_payment_of_the_declined_one_is_refunded(  # noqa: E501
+        client, alice, fake_paystack, django_capture_on_commit_callbacks):
+    portal, partner_mailbox, first = paystack_mailbox(alice)
+    fake_paystack.decline(first.provider_ref)
+    assert "Your payment was declined" in text(client.get(f"{THANKS}?reference={first.provider_ref}"))
+
+    # The partner's mailbox page and the customer's Try again: one new checkout between them.
+    assert portal.get(f"/portal/mailboxes/{partner_mailbox.pk}/").status_code == 200
+    retried = client.post(RETRY, {"reference": first.reference})
+    second = partner_mailbox.purchases.exclude(pk=first.pk).get()
+    assert retried["Location"] == second.checkout_url
+    assert portal.get(f"/portal/mailboxes/{partner_mailbox.pk}/").status_code == 200
+    assert partner_mailbox.purchases.count() == 2
+
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook(client, fake_paystack.pay(second.provider_ref))
+    assert Mailbox.objects.get(address="ann@acme.test").is_active
+
+    # Paystack still lets the declined transaction be paid (another card on its page): refunded, once.
+    with django_capture_on_commit_callbacks(execute=True):
+        late = fake_paystack.pay(first.provider_ref)
+        webhook(client, late)
+        webhook(client, late)  # delivered again
+    assert [refund["transaction"]["reference"] for refund in fake_paystack.refunds] == [first.provider_ref]
+    partner_mailbox.refresh_from_db()
+    assert partner_mailbox.status == PartnerMailbox.Status.ACTIVE
+    assert partner_mailbox.subscriptions.count() == 1
+    assert Event.objects.filter(name="partner_mailbox.payment_confirmed").count() == 1
+
+
+def test_paystack_the_declined_checkout_paid_after_a_retry_opened_activates_and_the_retry_takes_no_second_payment(
+        client, alice, fake_paystack, django_capture_on_commit_callbacks):
+    portal, partner_mailbox, first = paystack_mailbox(alice)
+    fake_paystack.decline(first.provider_ref)
+    client.get(f"{THANKS}?reference={first.provider_ref}")
+    client.post(RETRY, {"reference": first.reference})
+    second = partner_mailbox.purchases.exclude(pk=first.pk).get()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook(client, fake_paystack.pay(first.provider_ref))
+    assert Mailbox.objects.get(address="ann@acme.test").is_active
+    second.refresh_from_db()
+    assert second.status == Purchase.Status.EXPIRED
+    assert client.post(RETRY, {"reference": second.reference})["Location"] == f"{THANKS}?reference={second.reference}"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook(client, fake_paystack.pay(second.provider_ref))  # the customer had it open in another tab
+    assert [refund["transaction"]["reference"] for refund in fake_paystack.refunds] == [second.provider_ref]
+    assert partner_mailbox.subscriptions.count() == 1
+    assert Event.objects.filter(name="partner_mailbox.payment_confirmed").count() == 1
+
+
+def test_a_retry_closes_the_replaced_checkout_at_the_provider_first(client, alice, fake_stripe,
+                                                                   django_capture_on_commit_callbacks):
+    from testkit.factories import make_domain  # noqa: F401
+    partner = a_partner(alice.account, "acme.test")
+    portal = login_client(alice)
+    partner_mailbox = create_payg(portal, partner=partner)
+    first = partner_mailbox.purchases.get()
+    # Our side holds the checkout as declined while Stripe's session is still open (its page would take a card).
+    Purchase.objects.filter(pk=first.pk).update(status=Purchase.Status.FAILED)
+
+    retried = client.post(RETRY, {"reference": first.reference})
+
+    second = partner_mailbox.purchases.exclude(pk=first.pk).get()
+    assert retried["Location"] == second.checkout_url
+    assert fake_stripe.objects[first.provider_ref]["status"] == "expired"
+    assert fake_stripe.objects[second.provider_ref]["status"] == "open"
+
+
+@pytest.mark.django_db(transaction=True)  # the customer's request runs on its own connection and commits
+def test_the_partners_page_and_the_customers_retry_at_the_same_moment_open_one_checkout(alice, fake_stripe):
+    partner = a_partner(alice.account, "acme.test")
+    portal = login_client(alice)
+    partner_mailbox = create_payg(portal, partner=partner)
+    first = partner_mailbox.purchases.get()
+    fake_stripe.checkout_expire(first.provider_ref)  # Stripe let it expire; its event is still on the way
+    customer = Client()
+    retried = {}
+
+    def handle(method, path, params, headers, _handle=fake_stripe.handle):
+        """While the partner's page asks Stripe about the expired checkout, the customer presses Try again."""
+        if not retried and method == "GET" and path == f"/v1/checkout/sessions/{first.provider_ref}":
+            retried["location"] = None
+            try:
+                retried["location"] = customer.post(RETRY, {"reference": first.reference})["Location"]
+            finally:
+                connections.close_all()
+        return _handle(method, path, params, headers)
+
+    fake_stripe.handle = handle
+    page = portal.get(f"/portal/mailboxes/{partner_mailbox.pk}/")
+
+    assert page.status_code == 200
+    [second] = partner_mailbox.purchases.filter(status=Purchase.Status.PENDING)
+    assert partner_mailbox.purchases.count() == 2
+    assert retried["location"] == second.checkout_url and second.checkout_url in page.content.decode()
+    assert [s["status"] for s in fake_stripe.of("checkout.session")] == ["expired", "open"]

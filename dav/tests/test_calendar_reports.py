@@ -187,8 +187,28 @@ def test_the_migration_marks_the_series_already_stored(http):
     put(http, "standup.ics", STANDUP)
     put(http, "lunch.ics", single("lunch", "20310318T110000Z", "20310318T120000Z"))
     CalendarEvent.objects.update(is_series=False)
-    migration = __import__("mailcore.migrations.0028_davreport_event_is_series", fromlist=["fill_is_series"])
+    migration = __import__("mailcore.migrations.0029_davreport_fill_is_series", fromlist=["fill_is_series"])
 
     migration.fill_is_series(apps, None)
 
     assert dict(CalendarEvent.objects.values_list("uid", "is_series")) == {"standup": True, "lunch": False}
+
+
+def test_the_migration_fills_in_batches_outside_one_transaction(http, monkeypatch):
+    from django.db.migrations.loader import MigrationLoader
+    for name in ("standup", "weekly"):
+        put(http, f"{name}.ics", STANDUP.replace("UID:standup", f"UID:{name}"))
+    for name in ("lunch", "dinner", "tea"):
+        put(http, f"{name}.ics", single(name, "20310318T110000Z", "20310318T120000Z"))
+    CalendarEvent.objects.update(is_series=False)
+    migration = __import__("mailcore.migrations.0029_davreport_fill_is_series", fromlist=["fill_is_series"])
+    monkeypatch.setattr(migration, "BATCH", 2)
+
+    migration.fill_is_series(apps, None)
+
+    assert dict(CalendarEvent.objects.values_list("uid", "is_series")) == {
+        "standup": True, "weekly": True, "lunch": False, "dinner": False, "tea": False}
+    graph = MigrationLoader(None, ignore_no_migrations=True).graph
+    assert graph.nodes[("mailcore", "0029_davreport_fill_is_series")].atomic is False
+    assert graph.nodes[("mailcore", "0028_davreport_event_is_series")].operations[0].__class__.__name__ == "AddField"
+    assert len(graph.nodes[("mailcore", "0028_davreport_event_is_series")].operations) == 1

@@ -24,6 +24,12 @@ class InvalidDomainName(DomainError):
     code = ErrorCode.INVALID
 
 
+class DomainClaimGone(DomainError):
+    """The claim was given up (a lapsed claim another account took) while it was being checked."""
+
+    code = ErrorCode.CONFLICT
+
+
 def domain_name_clean(name: str) -> str:
     """The ASCII (IDNA) form of a domain name, or InvalidDomainName saying why."""
     try:
@@ -77,14 +83,26 @@ def domain_mark_verified(*, domain: Domain) -> Domain:
     return domain
 
 
-def domain_verify(*, domain: Domain) -> Domain:
-    """Check the DNS now; MX and ownership decide. Emits the spec's events."""
-    records = check_records(domain)
+def _passed(records: list[DnsRecord]) -> bool:
     by_key = {record.key: record for record in records}
-    passed = bool(by_key["mx"].ok and by_key["ownership"].ok)
+    return bool(by_key["mx"].ok and by_key["ownership"].ok)
+
+
+def domain_verify(*, domain: Domain, records: list[DnsRecord] | None = None) -> Domain:
+    """Check the DNS now (or apply `records`, a check just made); MX and ownership decide. Emits the
+    spec's events. The row is locked while the result is written: a claim removed meanwhile is
+    DomainClaimGone, never written back."""
+    records = records if records is not None else check_records(domain)
+    by_key = {record.key: record for record in records}
+    passed = _passed(records)
     now = timezone.now()
-    first_time = domain.verified_at is None
     with transaction.atomic():
+        locked = Domain.objects.select_for_update().filter(pk=domain.pk).first()
+        if locked is None:
+            raise DomainClaimGone(f"{domain.name} is no longer claimed by this account: its claim lapsed "
+                                  f"unverified and another account claimed the name")
+        domain = locked
+        first_time = domain.verified_at is None
         if passed:
             domain.status = Domain.Status.VERIFIED
             domain.verified_at = domain.verified_at or now
@@ -121,6 +139,18 @@ def domain_verify(*, domain: Domain) -> Domain:
     return domain
 
 
+def domain_claim_proven(*, domain: Domain) -> bool:
+    """Before a lapsed claim gives way to another account: its DNS looked up once more, and a claim
+    whose records prove ownership now verifies and is kept."""
+    records = check_records(domain)
+    if not _passed(records):
+        return False
+    try:
+        return domain_verify(domain=domain, records=records).is_verified
+    except DomainClaimGone:
+        return False
+
+
 def domains_recheck_due(*, limit: int = 50) -> int:
     """The background re-check of domains still waiting for their DNS."""
     now = timezone.now()
@@ -131,6 +161,9 @@ def domains_recheck_due(*, limit: int = 50) -> int:
             next_check_at=now + RECHECK_DELAYS[0])
         if claimed:
             domain.next_check_at = now + RECHECK_DELAYS[0]
-            domain_verify(domain=domain)
+            try:
+                domain_verify(domain=domain)
+            except DomainClaimGone:  # taken over while it was being checked
+                continue
             count += 1
     return count

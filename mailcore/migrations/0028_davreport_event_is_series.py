@@ -1,20 +1,6 @@
-"""CalendarEvent.is_series, filled for the events already stored: a time-range query expands only series."""
+"""CalendarEvent.is_series (a time-range query expands only series); 0029 fills it for the events
+already stored, in batches outside this migration's transaction."""
 from django.db import migrations, models
-
-
-def fill_is_series(apps, schema_editor):
-    from mailcore.calendars import ical
-
-    CalendarEvent = apps.get_model("mailcore", "CalendarEvent")
-    series = []
-    for pk, text in CalendarEvent.objects.values_list("pk", "ical").iterator(chunk_size=500):
-        try:
-            if ical.is_series(ical.parse(text)):
-                series.append(pk)
-        except ical.ICalError:
-            series.append(pk)  # unreadable: looked at occurrence by occurrence, as before
-    for first in range(0, len(series), 500):
-        CalendarEvent.objects.filter(pk__in=series[first:first + 500]).update(is_series=True)
 
 
 class Migration(migrations.Migration):
@@ -27,5 +13,4 @@ class Migration(migrations.Migration):
                 "RRULE, RDATE or overridden occurrences: only these are expanded to answer a time range; "
                 "[start, range_end) decides for the rest.")),
         ),
-        migrations.RunPython(fill_is_series, migrations.RunPython.noop),
     ]

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('mailcore', '0028_davreport_event_is_series'),
+        ('mailcore', '0029_davreport_fill_is_series'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from mailcore.partners.models import HostingPartner
 from mailcore.domains.dkim import dkim_key_for
 from mailcore.domains.dnscheck import expected_records
 from mailcore.domains.models import Domain
-from mailcore.domains.services import domain_claim_lapsed, domain_create, domain_name_clean
+from mailcore.domains.services import domain_claim_lapsed, domain_claim_proven, domain_create, domain_name_clean
 from mailcore.events.services import emit
 from mailcore.mailboxes.models import Alias
 from mailcore.partners.models import PartnerClient
@@ -28,13 +28,16 @@ class DomainHasMailboxes(DomainError):
 def domain_add_for_partner(*, partner: HostingPartner, name: str, client: PartnerClient | None = None) -> Domain:
     """Claim a name for a partner's client (a new client named after the domain when none is given)."""
     ascii_name = domain_name_clean(name)
+    holder = Domain.objects.filter(name=ascii_name).first()
+    if holder is not None and _releasable(holder) and domain_claim_proven(domain=holder):
+        raise DomainTaken(f"{ascii_name} is already claimed")  # its holder's DNS proves it now: kept
     with transaction.atomic():
         HostingPartner.objects.select_for_update().get(pk=partner.pk)  # one claim at a time per partner
-        holder = Domain.objects.select_for_update().filter(name=ascii_name).first()
+        holder = Domain.objects.select_for_update().filter(name=ascii_name).first()  # vs. its holder's verify
         if holder is not None:
-            if not domain_claim_lapsed(holder) or holder.mailboxes.exists():
+            if not _releasable(holder):
                 raise DomainTaken(f"{ascii_name} is already claimed")
-            domain_delete(domain=holder)  # an unverified claim past its week: the name is free again
+            domain_delete(domain=holder)  # an unverified claim past its week, unproven: the name is free again
         if Domain.objects.filter(account=partner.account).count() >= partner.domain_limit:
             raise DomainLimitReached(
                 f"your domain limit is {partner.domain_limit}; buy a domain slot add-on to add more")
@@ -51,6 +54,10 @@ def domain_add_for_partner(*, partner: HostingPartner, name: str, client: Partne
         emit(account=partner.account, name="partner_domain.added",
              data={"domain_id": domain.pk, "domain": domain.name, "client_id": client.pk})
     return domain
+
+
+def _releasable(holder: Domain) -> bool:
+    return domain_claim_lapsed(holder) and not holder.mailboxes.exists()
 
 
 def domain_delete(*, domain: Domain) -> None:

@@ -174,7 +174,8 @@ def attachment_file(filename: str, content_type: str, content: bytes) -> Attachm
     return AttachmentFile(filename, content_type, content)
 
 
-def _draft_bytes(mailbox: Mailbox, composition: Composition, attachments: list[AttachmentFile]) -> bytes:
+def _draft_bytes(mailbox: Mailbox, composition: Composition, attachments: list[AttachmentFile],
+                 message_id: str = "") -> bytes:
     message = EmailMessage()
     local, _, domain = mailbox.address.partition("@")
     name = "" if header_problem(mailbox.display_name) else mailbox.display_name
@@ -184,6 +185,8 @@ def _draft_bytes(mailbox: Mailbox, composition: Composition, attachments: list[A
             message[header_name] = value.strip()
     message["Subject"] = composition.subject
     message["Date"] = format_datetime(datetime.now().astimezone())
+    if message_id:
+        message["Message-ID"] = message_id
     if composition.in_reply_to:
         message["In-Reply-To"] = composition.in_reply_to
     if composition.references:
@@ -250,12 +253,12 @@ def attachments_gather(*, mailbox: Mailbox, draft_uid: int | None = None, keep=(
 
 
 def draft_save(*, mailbox: Mailbox, composition: Composition, attachments: list[AttachmentFile],
-               replaces: int | None = None) -> OpenDraft:
+               replaces: int | None = None, message_id: str = "") -> OpenDraft:
     """Store the draft (HTML sanitized) and delete the one it replaces; returns it with its UID in
     Drafts and its attachments' indexes. ValidationError for what cannot be kept; StoreError
-    (QuotaExceeded: the mailbox is full)."""
+    (QuotaExceeded: the mailbox is full). `message_id` names the draft so a repeated save can find it."""
     composition = _checked(mailbox, composition, attachments)
-    raw = _draft_bytes(mailbox, composition, attachments)
+    raw = _draft_bytes(mailbox, composition, attachments, message_id)
     uid = store_for(mailbox).append(drafts_folder(mailbox=mailbox), raw, flags=DRAFT_FLAGS)
     if replaces and replaces != uid:
         _forget(mailbox, replaces)

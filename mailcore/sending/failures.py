@@ -28,7 +28,7 @@ from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.outbound.relay import reply_status
 from mailcore.sending.compose import compose
-from mailcore.sending.drafts import attachment_file, composition_of, draft_save
+from mailcore.sending.drafts import attachment_file, composition_of, draft_save, drafts_folder
 from mailcore.sending.models import SendFailure
 from mailcore.store.base import StoreError
 from mailcore.store.factory import store_for
@@ -157,7 +157,7 @@ def bounce_bytes(failure: SendFailure) -> bytes:
         block["Final-Recipient"] = f"rfc822; {recipient['recipient']}"
         block["Action"] = "failed"
         block["Status"] = _status_code(reply)
-        block["Diagnostic-Code"] = f"smtp; {reply if reply != GAVE_UP else message.last_error or GAVE_UP}"
+        block["Diagnostic-Code"] = f"smtp; {one_line(reply if reply != GAVE_UP else message.last_error or GAVE_UP)}"
         blocks.append(block)
     status.set_payload(blocks)
     report.attach(status)
@@ -169,6 +169,12 @@ def bounce_bytes(failure: SendFailure) -> bytes:
             head = original.split(b"\r\n\r\n", 1)[0].decode("utf-8", "replace")
             report.attach(MIMEText(head + "\r\n", "rfc822-headers", "utf-8"))
     return report.as_bytes(policy=email.policy.SMTP)
+
+
+def one_line(reply: str) -> str:
+    """A multi-line SMTP reply as the one line a DSN field holds (RFC 3464 `smtp; 550 5.1.1 ...`):
+    its lines joined by spaces, no CR/LF left to start bogus header lines."""
+    return " ".join(reply.split())
 
 
 def _status_code(reply: str) -> str:
@@ -217,16 +223,36 @@ def failed_sends_return(*, limit: int = 20) -> int:
     return len(claimed)
 
 
+def returned_draft_id(message: OutboundMessage) -> str:
+    return f"<returned-{message.message_id}@{settings.MAIL_HOST}>"
+
+
+def _returned_draft(failure: SendFailure) -> int:
+    """The UID of the failed send's copy in Drafts, kept there once: a worker killed after the
+    append but before draft_uid was written finds it by its Message-ID instead of appending again.
+    0 for a send the draft form cannot hold (a template's send: the bounce carries it)."""
+    message, mailbox = failure.message, failure.mailbox
+    message_id = returned_draft_id(message)
+    store = store_for(mailbox)
+    folder = drafts_folder(mailbox=mailbox)
+    for kept in store.related(folder, [message_id]):
+        head = email.message_from_bytes(store.fetch(folder, kept.uid).raw.split(b"\r\n\r\n", 1)[0])
+        if (head.get("Message-ID") or "").strip() == message_id:
+            return kept.uid
+    files = [attachment_file(a["filename"], a["content_type"], base64.b64decode(a["content_base64"]))
+             for a in message.payload.get("attachments", [])]
+    try:
+        return draft_save(mailbox=mailbox, composition=composition_of(message.payload), attachments=files,
+                          message_id=message_id).uid
+    except ValidationError:
+        return 0
+
+
 def _return(failure: SendFailure) -> None:
     message, mailbox = failure.message, failure.mailbox
     store = store_for(mailbox)
     if failure.delivered_to_none and "submitted" not in message.payload and failure.draft_uid is None:
-        files = [attachment_file(a["filename"], a["content_type"], base64.b64decode(a["content_base64"]))
-                 for a in message.payload.get("attachments", [])]
-        try:
-            uid = draft_save(mailbox=mailbox, composition=composition_of(message.payload), attachments=files).uid
-        except ValidationError:  # a send the draft form cannot hold (a template's send): the bounce carries it
-            uid = 0
+        uid = _returned_draft(failure)
         with transaction.atomic():
             SendFailure.objects.filter(pk=failure.pk).update(draft_uid=uid)
         failure.draft_uid = uid

@@ -15,7 +15,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.domains.models import Domain
 from mailcore.domains.selectors import account_domains
-from mailcore.domains.services import InvalidDomainName, domain_claim_lapsed, domain_verify
+from mailcore.domains.services import DomainClaimGone, InvalidDomainName, domain_claim_lapsed, domain_verify
 from mailcore.partners.domains import DomainHasMailboxes, DomainLimitReached, DomainTaken, domain_add_for_partner, domain_delete
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.selectors import partner_domain_get, partner_domains, partner_mailboxes
@@ -124,7 +124,12 @@ def domain_check(request, partner, domain_id: int):
     """Look the records up now; each one's status is updated in place."""
     domain = domain_of(partner, domain_id)
     was_verified = domain.is_verified
-    domain = domain_verify(domain=domain)
+    try:
+        domain = domain_verify(domain=domain)
+    except DomainClaimGone as gone:
+        messages.error(request, str(gone))
+        url = reverse("portal:domains")
+        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     context = _domain_context(partner, domain, checked_at=timezone.now(), just_verified=(
         domain.is_verified and not was_verified))
     if request.htmx:

@@ -24,12 +24,16 @@ from testkit.smtp_sink import smtp_sink
 
 INBOX = "/webmail/inbox/"
 REFUSAL = "550 5.1.1 <amy@remote.test>: Recipient address rejected: User unknown"
+MULTI_LINE_REFUSAL = ("550-5.1.1 The email account that you tried to reach does not exist.\r\n"
+                      "550-5.1.1 Please try double-checking the recipient's email address\r\n"
+                      "550 5.1.1 for typos or unnecessary spaces.")
 
 
 @pytest.fixture
 def refusing_relay(settings):
     """The outgoing relay: a real SMTP server that refuses amy@remote.test for good and defers busy@."""
-    with smtp_sink(refuse={"amy@remote.test": REFUSAL, "busy@remote.test": "451 4.3.2 Try again later"}) as (
+    with smtp_sink(refuse={"amy@remote.test": REFUSAL, "busy@remote.test": "451 4.3.2 Try again later",
+                           "gone@remote.test": MULTI_LINE_REFUSAL}) as (
             port, sink):
         settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
         yield sink
@@ -279,3 +283,46 @@ def test_a_worker_killed_between_the_draft_and_the_bounce_repeats_only_the_bounc
     assert failed_sends_return() == 1
     assert len(store.list("Drafts").messages) == 1 and len(inbox_bounces(ann)) == 1
     assert failed_sends_return() == 0
+
+
+@pytest.mark.django_db
+def test_a_multi_line_refusal_is_one_diagnostic_code_line_in_the_bounce(client, settings, plans, alice,
+                                                                        refusing_relay):
+    from testkit.factories import make_mailbox
+    settings.MAIL_STORE = "embedded"
+    ann = make_mailbox(alice.account, "ann@example.test", password="mailbox-password-1")
+    store_for(ann).ensure_folders()
+    sign_in(client, ann).post(COMPOSE, form(to="gone@remote.test", subject="Hello", body="Still there?"))
+    assert outbound_dispatch_due() == 1
+
+    [bounce] = inbox_bounces(ann)
+    _human, status, _returned = bounce.iter_parts()
+    [_per_message, per_recipient] = status.get_payload()
+    assert per_recipient["Diagnostic-Code"] == (
+        "smtp; 550 5.1.1 The email account that you tried to reach does not exist. 5.1.1 Please try "
+        "double-checking the recipient's email address 5.1.1 for typos or unnecessary spaces.")
+    assert set(per_recipient.keys()) == {"Final-Recipient", "Action", "Status", "Diagnostic-Code"}
+    assert per_recipient["Status"] == "5.1.1"
+
+
+@pytest.mark.django_db
+def test_a_worker_killed_between_the_draft_and_its_mark_keeps_one_draft(client, settings, plans, alice,
+                                                                         refusing_relay):
+    from testkit.factories import make_mailbox
+    settings.MAIL_STORE = "embedded"
+    ann = make_mailbox(alice.account, "ann@example.test", password="mailbox-password-1")
+    store = store_for(ann)
+    store.ensure_folders()
+    sign_in(client, ann).post(COMPOSE, form(to="amy@remote.test", subject="Once", body="Only once."))
+    outbound_dispatch_due()
+    [draft] = store.list("Drafts").messages
+    # As a worker killed after the draft was appended, before draft_uid was written: its claim lapses.
+    [bounce] = store.list("INBOX").messages
+    store.delete("INBOX", bounce.uid)
+    SendFailure.objects.update(draft_uid=None, bounced_at=None, returned_at=None,
+                               claimed_until=timezone.now() - timedelta(seconds=1))
+
+    assert failed_sends_return() == 1
+    assert [m.uid for m in store.list("Drafts").messages] == [draft.uid]
+    assert SendFailure.objects.get().draft_uid == draft.uid
+    assert len(inbox_bounces(ann)) == 1
