@@ -1,12 +1,13 @@
 """Throttles kept as counters in the cache. Failed logins, shared by every sign-in path of one kind
 of login (mailbox owners: webmail, DAV, password change; account users: the JSON API's and the
 portal's): per login name, LOGIN_FAILURE_LIMIT failures per LOGIN_FAILURE_WINDOW;
-per client IP a separate, much higher LOGIN_FAILURE_IP_LIMIT per LOGIN_FAILURE_IP_WINDOW, so one
+per client (its IPv4 address or IPv6 /64) a separate, much higher LOGIN_FAILURE_IP_LIMIT per LOGIN_FAILURE_IP_WINDOW, so one
 wrong phone behind an office's NAT locks out its own address, not the office. Actions that send
 something to an address the caller chooses (a webhook test, a forwarding confirmation): a number per
 account and hour. Past either, a clear error saying when to try again (429 with Retry-After in the
 API)."""
 import math
+import ipaddress
 import time
 from dataclasses import dataclass
 
@@ -39,8 +40,23 @@ MAILBOX_LOGIN = "mailbox"
 ACCOUNT_LOGIN = "account"
 
 
+def client_network(client_ip: str) -> str:
+    """What one client is for the per-IP count: its IPv4 address, or its IPv6 /64 (one host gets a
+    whole /64, so counting single IPv6 addresses would let it walk around the limit)."""
+    try:
+        address = ipaddress.ip_address(client_ip)
+    except ValueError:
+        return client_ip
+    if address.version == 6:
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
 def throttle_keys(realm: str, login: str, client_ip: str) -> list[FailureCounter]:
-    """The counters a login attempt is held to: its login name's and its client IP's."""
+    """The counters a login attempt is held to: its login name's and its client network's."""
+    client_ip = client_network(client_ip)
     return [
         FailureCounter(f"{realm}-fail:login:{login.strip().lower()}", settings.LOGIN_FAILURE_LIMIT,
                        int(settings.LOGIN_FAILURE_WINDOW.total_seconds())),

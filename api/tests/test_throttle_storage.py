@@ -26,3 +26,11 @@ def test_a_locked_address_stays_locked_after_a_flood_of_made_up_addresses(api, a
         login(api, f"made-up-{n}@flood.test", "wrong", f"198.51.100.{n % 8 + 10}")
     assert login(api, alice.email, PASSWORD, "203.0.113.1").status_code == 429
     assert login(api, alice.email, PASSWORD, "192.0.2.77").status_code == 429  # the address, from anywhere
+
+
+def test_an_ipv6_client_is_counted_by_its_64_not_per_address(api, alice, settings):
+    settings.LOGIN_FAILURE_IP_LIMIT = 3
+    for n in range(3):  # one host walking through the addresses of its /64
+        assert login(api, f"guess{n}@example.test", "wrong", f"2001:db8:1:2::{n + 1}").status_code == 401
+    assert login(api, alice.email, PASSWORD, "2001:db8:1:2::ff").status_code == 429
+    assert login(api, alice.email, PASSWORD, "2001:db8:1:3::1").status_code == 200  # the next network
