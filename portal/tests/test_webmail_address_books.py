@@ -1,14 +1,13 @@
 """Several address books in the webmail: a book made, renamed, recoloured and deleted after a
 confirmation (the default refused, and the page says so); a contact made in the chosen book, moved
 by changing it on edit; the list marking each contact's book and filtered by ?book=; another
-mailbox's book 404; bad input shown and nothing saved; a book made here is one a sync client sees."""
+mailbox's book 404; bad input shown and nothing saved. That a sync client sees a book made here is
+dav/tests/test_dav_collections.py's."""
 import html
 import re
 
-import httpx
 import pytest
 
-from dav.tests.davhttp import NS, multistatus, propfind
 from mailcore.contacts.models import AddressBook, Contact
 from mailcore.contacts.services import address_book_create, address_book_for, contact_create, group_create
 from portal.tests.conftest import WEBMAIL_PASSWORD
@@ -176,24 +175,3 @@ def test_the_sidebar_lists_the_books_in_their_colours_only_when_there_are_severa
     assert f'href="/webmail/contacts/?book={work.pk}" aria-current="page"' in page
     assert "--book-color: #9333ea" in page
     assert 'href="/webmail/contacts/books/"' in page
-
-
-def test_a_book_made_in_the_webmail_is_seen_by_a_sync_client(owner, webmail_owner, live_server):
-    owner.post(BOOKS, {"name": "Suppliers", "color": "#ca8a04"})
-    suppliers = AddressBook.objects.get(mailbox=webmail_owner, name="Suppliers")
-    owner.post("/webmail/contacts/new/", contact_form(name="Bolt Co", email="sales@bolt.test",
-                                                      book=str(suppliers.pk)))
-    home = f"/dav/addressbooks/{webmail_owner.address}/"
-
-    with httpx.Client(base_url=live_server.url, auth=(webmail_owner.address, WEBMAIL_PASSWORD), timeout=20) as dav:
-        answers = {answer.href: answer for answer in multistatus(propfind(
-            dav, home, "d:displayname", "d:resourcetype", "ical:calendar-color", depth="1"))}
-        listing = multistatus(propfind(dav, f"{home}{suppliers.slug}/", "d:getetag", depth="1"))
-        card = dav.get(next(answer.href for answer in listing if answer.href.endswith(".vcf")))
-
-    made = answers[f"{home}{suppliers.slug}/"]
-    assert made.text("d:displayname") == "Suppliers"
-    assert made.props["d:resourcetype"].find("card:addressbook", NS) is not None
-    assert made.text("ical:calendar-color") == "#ca8a04"
-    assert answers[f"{home}contacts/"].text("d:displayname") == "Contacts"
-    assert "FN:Bolt Co" in card.text and "sales@bolt.test" in card.text

@@ -91,22 +91,25 @@ class ContactForm(PortalForm):
     company = forms.CharField(label="Company", required=False, max_length=255)
     notes = forms.CharField(label="Notes", required=False, max_length=NOTES_MAX, strip=False,
                             widget=forms.Textarea(attrs={"rows": 4}))
-    book = forms.TypedChoiceField(label="Address book", coerce=int, required=False, empty_value=None,
-                                  help_text="Changing it moves the contact; phones see it in that book.")
+    book = forms.TypedChoiceField(label="Address book", coerce=int)
     groups = forms.MultipleChoiceField(label="Groups", required=False, widget=forms.CheckboxSelectMultiple)
     new_group = forms.CharField(label="New group", required=False, max_length=100,
                                 help_text="Type a name to make a group and put this contact in it.")
 
-    def __init__(self, *args, group_names: list[str], books: list[AddressBook], **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, data=None, *args, group_names: list[str], books: list[AddressBook], current: AddressBook,
+                 editing: bool = False, **kwargs):
+        if data is not None and "book" not in data:  # a post that names no book keeps `current`
+            data = data.copy()
+            data["book"] = str(current.pk)
+        super().__init__(data, *args, **kwargs)
         self.fields["groups"].choices = [(name, name) for name in group_names]
         self.books = {book.pk: book for book in books}
         self.fields["book"].choices = [(pk, book.name) for pk, book in self.books.items()]
+        if editing:
+            self.fields["book"].help_text = "Changing it moves the contact; phones see it in the other book."
 
-    def chosen_book(self, current: AddressBook) -> AddressBook:
-        """The book picked, or `current` (the contact's, or the default) when the post names none."""
-        chosen = self.cleaned_data.get("book")
-        return current if chosen is None else self.books[chosen]
+    def chosen_book(self) -> AddressBook:
+        return self.books[self.cleaned_data["book"]]
 
     def clean_name(self):
         return _one_line(self.cleaned_data["name"], "name")
@@ -134,8 +137,8 @@ class ContactForm(PortalForm):
 
     @classmethod
     def initial_for(cls, contact: Contact) -> dict:
-        return {"book": contact.book_id, "name": contact.name, "email": contact.email, "phone": contact.phone, "company": contact.company,
-                "notes": contact.notes, "groups": [group.name for group in contact.groups.all()]}
+        return {"book": contact.book_id, "name": contact.name, "email": contact.email, "phone": contact.phone,
+                "company": contact.company, "notes": contact.notes, "groups": [group.name for group in contact.groups.all()]}
 
 
 class GroupForm(PortalForm):
@@ -369,9 +372,10 @@ def contact_new(request, mailbox, book):
         initial = {"groups": [g.name for g in book_groups(book=book) if str(g.pk) == chosen],
                    "book": next((each.pk for each in books if str(each.pk) == in_book), book.pk),
                    "email": request.GET.get("email", "")[:320], "name": request.GET.get("name", "")[:255]}
-    form = ContactForm(_posted(request), group_names=_group_names(mailbox), books=books, initial=initial)
+    form = ContactForm(_posted(request), group_names=_group_names(mailbox), books=books, current=book,
+                       initial=initial)
     if request.method == "POST":
-        contact = _save_contact(form, lambda data: contact_create(book=form.chosen_book(book), **data))
+        contact = _save_contact(form, lambda data: contact_create(book=form.chosen_book(), **data))
         if contact is not None:
             where = "your contacts" if contact.book.is_default else contact.book.name
             messages.success(request, f"{contact.name} added to {where}.")
@@ -396,9 +400,9 @@ def contact_edit(request, mailbox, book, contact_id: int):
     contact = _contact_or_404(mailbox, contact_id)
     form = ContactForm(_posted(request), group_names=_group_names(mailbox),
                        books=list(address_book_list(account=mailbox.account, mailbox=mailbox)),
-                       initial=ContactForm.initial_for(contact))
+                       current=contact.book, editing=True, initial=ContactForm.initial_for(contact))
     if request.method == "POST":
-        saved = _save_contact(form, lambda data: _update_and_move(contact, form.chosen_book(contact.book), data))
+        saved = _save_contact(form, lambda data: _update_and_move(contact, form.chosen_book(), data))
         if saved is not None:
             messages.success(request, f"{saved.name} saved.")
             return redirect("webmail:contact", saved.pk)
