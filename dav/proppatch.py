@@ -17,7 +17,7 @@ from dav.protocol import BOOK, CALENDAR, DESCRIPTIONS, Node, _properties, _respo
 from mailcore.calendars import ical
 from mailcore.calendars.services import calendar_update
 from mailcore.changelog import dead_properties_refusals, dead_properties_update
-from mailcore.contacts.services import address_book_rename
+from mailcore.contacts.services import address_book_update
 
 COLOR = f"{{{ICAL}}}calendar-color"
 TIMEZONE = cal("calendar-timezone")
@@ -29,7 +29,7 @@ COLOR_VALUE = re.compile(r"#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?")
 class PropertyPlan:
     """What one PROPPATCH (or the set of a MKCALENDAR) would change, and what it refuses."""
     names: list[str] = field(default_factory=list)
-    live: dict[str, str] = field(default_factory=dict)  # calendar_update / address_book_rename arguments
+    live: dict[str, str] = field(default_factory=dict)  # calendar_update / address_book_update arguments
     dead_set: dict[str, str] = field(default_factory=dict)
     dead_remove: list[str] = field(default_factory=list)
     refused: dict[str, tuple[int, str]] = field(default_factory=dict)  # name -> (status, reason)
@@ -69,7 +69,7 @@ def property_plan(request, node: Node, instructions: list[tuple[bool, ET.Element
         name = element.tag
         plan.names.append(name)
         value = (element.text or "").strip()
-        if name in protected or (name in (COLOR, TIMEZONE) and node.kind == BOOK):
+        if name in protected or (name == TIMEZONE and node.kind == BOOK):
             plan.refused[name] = (403, "A protected property: the server keeps it.")
         elif name == d("displayname"):
             if removing:
@@ -111,7 +111,7 @@ def plan_apply(node: Node, plan: PropertyPlan) -> None:
         if node.kind == CALENDAR:
             calendar_update(calendar=collection, **plan.live)
         else:
-            address_book_rename(book=collection, **plan.live)
+            address_book_update(book=collection, **plan.live)
     if plan.dead_set or plan.dead_remove:
         dead_properties_update(collection, set_=plan.dead_set, remove=plan.dead_remove)
 

@@ -371,6 +371,7 @@ def _properties(request, node: Node) -> dict[str, davxml.Fill]:
             props[card("addressbook-description")] = davxml.text(f"Contacts of {mailbox.address}")
             props[card("supported-address-data")] = _address_data_types
             props[card("max-resource-size")] = davxml.text(str(MAX_RESOURCE_BYTES))
+            props[f"{{{ICAL}}}calendar-color"] = davxml.text(collection.color)
             props[d("supported-report-set")] = davxml.reports(
                 card("addressbook-multiget"), card("addressbook-query"), d("sync-collection"))
         else:

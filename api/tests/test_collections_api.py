@@ -153,6 +153,22 @@ def test_a_mailbox_gets_a_second_address_book_which_is_renamed_and_deleted(alice
     assert list(AddressBook.objects.filter(mailbox=ann).values_list("name", flat=True)) == ["Contacts"]
 
 
+def test_an_address_book_is_made_in_a_colour_recoloured_and_a_bad_colour_changes_nothing(alice_api, ann):
+    made = alice_api.post("/contacts/address-books", {"name": "Family", "color": "#DB2777", "mailbox": ann.address},
+                          format="json").json()
+    assert made["color"] == "#db2777"
+    plain = alice_api.post("/contacts/address-books", {"name": "Plain", "mailbox": ann.address}, format="json")
+    assert plain.json()["color"] == "#2563eb"
+
+    recoloured = alice_api.patch(f"/contacts/address-books/{made['id']}", {"color": "#16a34a"}, format="json")
+    bad = alice_api.patch(f"/contacts/address-books/{made['id']}", {"name": "Kin", "color": "green"}, format="json")
+
+    assert recoloured.status_code == 200 and recoloured.json()["name"] == "Family"
+    assert bad.status_code == 422 and "color" in bad.json()["errors"]
+    book = AddressBook.objects.get(pk=made["id"])
+    assert (book.name, book.color) == ("Family", "#16a34a")
+
+
 def test_a_stranger_gets_404_for_anothers_address_books(alice_api, dora_api, ann):
     book = alice_api.post("/contacts/address-books", {"name": "Suppliers", "mailbox": ann.address},
                           format="json").json()

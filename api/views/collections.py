@@ -18,7 +18,7 @@ from mailcore.calendars.selectors import account_calendars, calendar_get
 from mailcore.calendars.services import calendar_create, calendar_delete, calendar_for, calendar_update
 from mailcore.changelog import MAX_COLLECTIONS
 from mailcore.contacts.selectors import account_address_books, address_book_get
-from mailcore.contacts.services import address_book_create, address_book_delete, address_book_for, address_book_rename
+from mailcore.contacts.services import address_book_create, address_book_delete, address_book_for, address_book_update
 from mailcore.paging import page_window
 
 GATE = "Plan Pro or Premium (else 403 naming the plan)."
@@ -172,6 +172,7 @@ class CalendarDetailApi(APIView):
 class AddressBookOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
+    color = serializers.CharField(help_text=COLOR_HELP)
     is_default = serializers.BooleanField(help_text="The one made first; it cannot be deleted.")
     mailbox = serializers.SerializerMethodField(help_text="The mailbox it belongs to; null: the account's own.")
     dav_url = serializers.SerializerMethodField(help_text="Its CardDAV collection (a mailbox's only).")
@@ -197,13 +198,16 @@ class AddressBookUpdateInput(StrictInput):
     refused = {"mailbox": "An address book stays with its mailbox.",
                **{name: "Read-only." for name in ("id", "is_default", "dav_url", "created_at")}}
 
-    name = serializers.CharField(**NAME)
+    name = serializers.CharField(required=False, **NAME)
+    color = serializers.RegexField(r"^#[0-9a-fA-F]{6}\Z", max_length=7, required=False, help_text=COLOR_HELP)
 
 
 class AddressBookInput(AddressBookUpdateInput):
     """A new address book; any key not listed here is a 422."""
 
     refused = {name: why for name, why in AddressBookUpdateInput.refused.items() if name != "mailbox"}
+
+    name = serializers.CharField(**NAME)
 
     mailbox = serializers.EmailField(max_length=320, required=False, allow_null=True, help_text=OWNER_HELP)
 
@@ -260,12 +264,12 @@ class AddressBookDetailApi(APIView):
 
     @extend_schema(tags=["contacts"], operation_id="contacts_address_books_update", request=AddressBookUpdateInput,
                    responses={200: AddressBookOutput},
-                   summary="Rename an address book (scope contacts:write)", description=GATE)
+                   summary="Rename or recolour an address book (scope contacts:write)", description=GATE)
     def patch(self, request, book_id: int):
         book = self._book(request, book_id)
         data = AddressBookUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(AddressBookOutput(address_book_rename(book=book, **data.validated_data)).data)
+        return Response(AddressBookOutput(address_book_update(book=book, **data.validated_data)).data)
 
     @extend_schema(tags=["contacts"], operation_id="contacts_address_books_destroy",
                    responses={204: None, 403: OpenApiResponse(description="The default address book stays.")},

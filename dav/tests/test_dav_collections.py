@@ -257,3 +257,38 @@ def test_a_stranger_gets_404_for_every_collection_of_anothers_and_cannot_move_in
         ("calendar", {}), ("work", {})]
     assert CalendarEvent.objects.get(uid="d-1").calendar.mailbox.address == "dan@other.test"
     assert CalendarEvent.objects.get(uid="w-1").calendar.slug == "work"
+
+
+def test_an_address_book_made_by_mkcol_with_a_colour_and_recoloured_by_proppatch_shows_it(http, ann):
+    made = http.request("MKCOL", BOOKS + "family/", content=(
+        f'<?xml version="1.0"?><d:mkcol {XMLNS}><d:set><d:prop><d:resourcetype><d:collection/><card:addressbook/>'
+        '</d:resourcetype><d:displayname>Family</d:displayname><ical:calendar-color>#FF2968FF</ical:calendar-color>'
+        '</d:prop></d:set></d:mkcol>'))
+    assert made.status_code == 201
+    assert AddressBook.objects.get(mailbox=ann, slug="family").color == "#ff2968"
+
+    patched = multistatus(proppatch(http, BOOKS + "family/", "<ical:calendar-color>#1BADF8</ical:calendar-color>"))[0]
+    bad = proppatch(http, BOOKS + "family/", "<ical:calendar-color>green</ical:calendar-color>")
+
+    assert set(patched.props) == {"ical:calendar-color"}
+    assert multistatus(bad)[0].missing == {"ical:calendar-color": "403"}
+    found = multistatus(propfind(http, BOOKS + "family/", "d:displayname", "ical:calendar-color"))[0]
+    assert (found.text("d:displayname"), found.text("ical:calendar-color")) == ("Family", "#1badf8")
+
+
+def test_a_book_made_and_filled_in_the_webmail_is_seen_by_a_sync_client(http, client, ann):
+    assert client.post("/webmail/", {"address": ANN, "password": PASSWORD}).status_code == 302
+    assert client.post("/webmail/contacts/books/", {"name": "Suppliers", "color": "#ca8a04"}).status_code == 302
+    suppliers = AddressBook.objects.get(mailbox=ann, name="Suppliers")
+    client.post("/webmail/contacts/new/", {"name": "Bolt Co", "email": "sales@bolt.test", "book": suppliers.pk})
+
+    home = {answer.href: answer for answer in multistatus(propfind(
+        http, BOOKS, "d:displayname", "d:resourcetype", "ical:calendar-color", depth="1"))}
+    listing = multistatus(propfind(http, f"{BOOKS}{suppliers.slug}/", "d:getetag", depth="1"))
+    card = http.get(next(answer.href for answer in listing if answer.href.endswith(".vcf")))
+
+    made = home[f"{BOOKS}{suppliers.slug}/"]
+    assert made.text("d:displayname") == "Suppliers" and made.text("ical:calendar-color") == "#ca8a04"
+    assert made.props["d:resourcetype"].find("card:addressbook", NS) is not None
+    assert home[BOOK].text("d:displayname") == "Contacts"
+    assert "FN:Bolt Co" in card.text and "sales@bolt.test" in card.text

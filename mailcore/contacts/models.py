@@ -20,6 +20,7 @@ class AddressBook(SyncedCollection):
                                related_name="address_books",
                                help_text="A hosting partner's client: its own book (the partner API's contacts).")
     name = models.CharField(max_length=100, default="Contacts")
+    color = models.CharField(max_length=7, default="#2563eb", help_text="#rrggbb: how the webmail marks its contacts.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

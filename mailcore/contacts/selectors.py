@@ -14,9 +14,12 @@ def contact_search(contacts: QuerySet[Contact], search: str) -> QuerySet[Contact
 
 
 def contact_list(*, account: Account, mailbox: Mailbox | None = None, only_account_book: bool = False,
-                 search: str = "", group: ContactGroup | None = None) -> QuerySet[Contact]:
-    """The account's contacts (every book of it), or one mailbox's, or only the account's own book."""
+                 search: str = "", group: ContactGroup | None = None,
+                 book: AddressBook | None = None) -> QuerySet[Contact]:
+    """The account's contacts (every book of it), or one mailbox's, or only the account's own book (or `book`)."""
     contacts = Contact.objects.filter(book__account=account).select_related("book__mailbox")
+    if book is not None:
+        contacts = contacts.filter(book=book)
     if mailbox is not None:
         contacts = contacts.filter(book__mailbox=mailbox)
     elif only_account_book:

@@ -1,6 +1,7 @@
 """Writes of address books, contacts and groups. Every change of a contact, by any path, goes
 through `_save`/`_remove`, which re-render the vCard, refresh its ETag and log the change for
 sync clients, in one transaction."""
+import re
 import secrets
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ class AddressBookRefused(DomainError):
 
 
 DEFAULT_SLUG = "contacts"
+COLOR = re.compile(r"#[0-9a-f]{6}(?:[0-9a-f]{2})?")  # #rrggbbaa as Apple clients send it; the alpha is dropped
 
 
 def address_book_for(*, account: Account, mailbox: Mailbox | None = None) -> AddressBook:
@@ -48,8 +50,8 @@ def address_book_for(*, account: Account, mailbox: Mailbox | None = None) -> Add
 
 
 @transaction.atomic
-def address_book_create(*, account: Account, mailbox: Mailbox | None = None, name: str,
-                        slug: str = "") -> AddressBook:
+def address_book_create(*, account: Account, mailbox: Mailbox | None = None, name: str, slug: str = "",
+                        color: str = "#2563eb") -> AddressBook:
     """Another address book of the mailbox (or account); `slug` its URL segment (a client's MKCOL names it)."""
     if mailbox is not None and mailbox.account_id != account.pk:
         raise ValueError("mailbox of another account")
@@ -65,7 +67,8 @@ def address_book_create(*, account: Account, mailbox: Mailbox | None = None, nam
         raise AddressBookTaken("There is an address book at that address already.")
     if siblings.count() >= MAX_COLLECTIONS:
         raise AddressBookRefused(f"A mailbox may have at most {MAX_COLLECTIONS} address books.")
-    return AddressBook.objects.create(account=account, mailbox=mailbox, slug=slug, name=name[:100])
+    return AddressBook.objects.create(account=account, mailbox=mailbox, slug=slug, name=name[:100],
+                                      color=_color(color))
 
 
 @transaction.atomic
@@ -116,12 +119,22 @@ def client_address_book(*, client) -> AddressBook:
                                 defaults={"account": client.partner.account, "slug": DEFAULT_SLUG})
 
 
-def address_book_rename(*, book: AddressBook, name: str) -> AddressBook:
-    """Rename the book (its URL stays)."""
-    if not name.strip():
-        raise ContactInvalid("An address book needs a name.")
-    book.name = name.strip()[:100]
-    book.save(update_fields=["name"])
+def _color(value: str) -> str:
+    value = value.strip().lower()
+    if not COLOR.fullmatch(value):
+        raise ContactInvalid("A colour is # and six hex digits, like #2563eb.")
+    return value[:7]
+
+
+def address_book_update(*, book: AddressBook, name: str | None = None, color: str | None = None) -> AddressBook:
+    """Rename or recolour the book (its URL stays); the webmail, REST and CardDAV PROPPATCH all come here."""
+    if name is not None:
+        if not name.strip():
+            raise ContactInvalid("An address book needs a name.")
+        book.name = name.strip()[:100]
+    if color is not None:
+        book.color = _color(color)
+    book.save(update_fields=["name", "color"])
     return book
 
 

@@ -180,6 +180,8 @@ ROUTES = {
     "webmail/settings/filters/<int:filter_id>/": "webmail",
     "webmail/settings/filters/<int:filter_id>/delete/": "webmail",
     "webmail/settings/filters/<int:filter_id>/move/": "webmail",
+    "webmail/contacts/books/<int:book_id>/": "webmail",
+    "webmail/contacts/books/<int:book_id>/delete/": "webmail",
     "webmail/contacts/groups/<int:group_id>/": "webmail",
     "webmail/contacts/groups/<int:group_id>/delete/": "webmail",
     "webmail/contacts/<int:contact_id>/": "webmail",
@@ -350,7 +352,8 @@ class World:
         self.webmail_values = {"name": "Secret", "uid": uid, "index": 2, "scheduled_id": scheduled.pk,
                                "rule_id": rule.pk, "filter_id": mail_filter.pk, "group_id": personal_group.pk,
                                "contact_id": personal.pk, "event_id": personal_event.pk, "failure_id": failure.pk,
-                               "job_id": events_job.pk, "calendar_id": work.pk, "task_id": task.pk}
+                               "job_id": events_job.pk, "calendar_id": work.pk, "task_id": task.pk,
+                               "book_id": suppliers.pk}
         # routes whose parameter names an object of another kind than the surface's value of that name
         self.route_values = {"webmail/contacts/import/<int:job_id>/": {**self.webmail_values, "job_id": cards_job.pk}}
         self.payg_values = {**self.hosting_values, "mailbox_id": payg.pk}

@@ -1,8 +1,10 @@
 """The owner's contacts in the webmail: the list (search, group filter, paging), a contact's page,
 new/edit/delete, groups (create, rename, delete, add or remove many contacts at once), vCard import
-and export. The book is the mailbox's own (`address_book_for(account=, mailbox=)`), the one its
-phone syncs over CardDAV; reads go through mailcore.contacts.selectors, writes through
-mailcore.contacts.services, so every change re-renders the vCard and moves the sync token.
+and export. The list shows every book of the mailbox (or one, ?book=); a contact is made in the book
+its form names (the default, `address_book_for(account=, mailbox=)`, preselected) and moves when it
+changes; groups and the sidebar's group links are the default book's. The books are what phones sync
+over CardDAV; reads go through mailcore.contacts.selectors, writes through mailcore.contacts.services,
+so every change re-renders the vCard and moves the sync token.
 Every page is a plain form or link; with htmx the search and paging swap only the list."""
 import re
 from dataclasses import dataclass
@@ -11,6 +13,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -20,13 +23,20 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from mailcore.accounts.selectors import plan_gate_message
 from mailcore.contacts.models import AddressBook, Contact, ContactGroup
-from mailcore.contacts.selectors import book_group_get, book_groups, contact_list, mailbox_contact_get
+from mailcore.contacts.selectors import (
+    address_book_list,
+    book_group_get,
+    book_groups,
+    contact_list,
+    mailbox_contact_get,
+)
 from mailcore.contacts.services import (
     ContactConflict,
     ContactInvalid,
     address_book_for,
     contact_create,
     contact_delete,
+    contact_move,
     contact_update,
     contacts_export,
     group_create,
@@ -57,6 +67,7 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 class ContactSearchForm(forms.Form):
     q = forms.CharField(label="Search contacts", required=False, max_length=200)
     group = forms.IntegerField(required=False, min_value=1)
+    book = forms.IntegerField(required=False, min_value=1)
     page = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE)
 
 
@@ -80,13 +91,25 @@ class ContactForm(PortalForm):
     company = forms.CharField(label="Company", required=False, max_length=255)
     notes = forms.CharField(label="Notes", required=False, max_length=NOTES_MAX, strip=False,
                             widget=forms.Textarea(attrs={"rows": 4}))
+    book = forms.TypedChoiceField(label="Address book", coerce=int)
     groups = forms.MultipleChoiceField(label="Groups", required=False, widget=forms.CheckboxSelectMultiple)
     new_group = forms.CharField(label="New group", required=False, max_length=100,
                                 help_text="Type a name to make a group and put this contact in it.")
 
-    def __init__(self, *args, group_names: list[str], **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, data=None, *args, group_names: list[str], books: list[AddressBook], current: AddressBook,
+                 editing: bool = False, **kwargs):
+        if data is not None and "book" not in data:  # a post that names no book keeps `current`
+            data = data.copy()
+            data["book"] = str(current.pk)
+        super().__init__(data, *args, **kwargs)
         self.fields["groups"].choices = [(name, name) for name in group_names]
+        self.books = {book.pk: book for book in books}
+        self.fields["book"].choices = [(pk, book.name) for pk, book in self.books.items()]
+        if editing:
+            self.fields["book"].help_text = "Changing it moves the contact; phones see it in the other book."
+
+    def chosen_book(self) -> AddressBook:
+        return self.books[self.cleaned_data["book"]]
 
     def clean_name(self):
         return _one_line(self.cleaned_data["name"], "name")
@@ -114,8 +137,8 @@ class ContactForm(PortalForm):
 
     @classmethod
     def initial_for(cls, contact: Contact) -> dict:
-        return {"name": contact.name, "email": contact.email, "phone": contact.phone, "company": contact.company,
-                "notes": contact.notes, "groups": [group.name for group in contact.groups.all()]}
+        return {"book": contact.book_id, "name": contact.name, "email": contact.email, "phone": contact.phone,
+                "company": contact.company, "notes": contact.notes, "groups": [group.name for group in contact.groups.all()]}
 
 
 class GroupForm(PortalForm):
@@ -188,6 +211,24 @@ def _contact_or_404(mailbox, contact_id: int) -> Contact:
         raise Http404("No such contact.") from None
 
 
+def book_or_404(mailbox, book_id: int) -> AddressBook:
+    """One of the mailbox's books; any other (another mailbox's, a partner client's) is a 404."""
+    book = address_book_list(account=mailbox.account, mailbox=mailbox).filter(pk=book_id).first()
+    if book is None:
+        raise Http404("No such address book.")
+    return book
+
+
+def _books_with_counts(mailbox) -> list[AddressBook]:
+    return list(address_book_list(account=mailbox.account, mailbox=mailbox).annotate(size=Count("contacts")))
+
+
+def _group_names(mailbox) -> list[str]:
+    """The names of the groups of every book of the mailbox (a name ticked makes the group in the contact's book)."""
+    books = address_book_list(account=mailbox.account, mailbox=mailbox)
+    return sorted({group.name for book in books for group in book_groups(book=book)}, key=str.casefold)
+
+
 def _group_or_404(book: AddressBook, group_id: int) -> ContactGroup:
     try:
         return book_group_get(book=book, group_id=group_id)
@@ -209,8 +250,10 @@ def _page(request, mailbox, book, template: str, context: dict, *, status: int =
     groups = context.pop("groups", None)
     if groups is None:
         groups = _groups_with_counts(book)
+    books = _books_with_counts(mailbox)
     return render(request, template, {"mailbox": mailbox, "book": book, "webmail_app": "contacts", "groups": groups,
-                                      "book_size": book.contacts.count(), **context}, status=status)
+                                      "books": books, "book_size": sum(each.size for each in books), **context},
+                  status=status)
 
 
 # the list
@@ -255,15 +298,19 @@ def contacts(request, mailbox, book):
     form.is_valid()  # a bad page or group number falls back to the first page, every contact
     data = {name: value for name, value in form.cleaned_data.items() if name not in form.errors}
     search, page_number = data.get("q") or "", data.get("page") or 1
-    group = None
+    group = shown_book = None
     if data.get("group"):
         group = _group_or_404(book, data["group"])
-    rows = contact_list(account=mailbox.account, mailbox=mailbox, search=search, group=group)
+    if data.get("book"):
+        shown_book = book_or_404(mailbox, data["book"])
+    rows = contact_list(account=mailbox.account, mailbox=mailbox, search=search, group=group, book=shown_book)
     total = rows.count()
     found = [_with_write_to(contact)
              for contact in page_window(rows.prefetch_related("groups"), page=page_number, size=PER_PAGE)]
-    query = urlencode([(name, value) for name, value in (("q", search), ("group", group and group.pk)) if value])
-    context = {"contacts": found, "total": total, "search": search, "group": group, "query": query,
+    query = urlencode([(name, value) for name, value in (("q", search), ("group", group and group.pk),
+                                                         ("book", shown_book and shown_book.pk)) if value])
+    context = {"contacts": found, "total": total, "search": search, "group": group, "shown_book": shown_book,
+               "query": query,
                "page": ContactPage(number=page_number, total=total, size=PER_PAGE),
                "back": request.get_full_path()}
     if request.htmx:
@@ -318,31 +365,44 @@ def _save_contact(form: ContactForm, save) -> Contact | None:
 @require_http_methods(["GET", "POST"])
 @contacts_required
 def contact_new(request, mailbox, book):
-    group_names = [group.name for group in book_groups(book=book)]
-    initial = {}
-    if request.method == "GET":  # "New contact" from a group's list starts in that group
-        chosen = request.GET.get("group", "")
+    books = list(address_book_list(account=mailbox.account, mailbox=mailbox))
+    initial = {"book": book.pk}
+    if request.method == "GET":  # "New contact" from a group's or a book's list starts in it
+        chosen, in_book = request.GET.get("group", ""), request.GET.get("book", "")
         initial = {"groups": [g.name for g in book_groups(book=book) if str(g.pk) == chosen],
+                   "book": next((each.pk for each in books if str(each.pk) == in_book), book.pk),
                    "email": request.GET.get("email", "")[:320], "name": request.GET.get("name", "")[:255]}
-    form = ContactForm(_posted(request), group_names=group_names, initial=initial)
+    form = ContactForm(_posted(request), group_names=_group_names(mailbox), books=books, current=book,
+                       initial=initial)
     if request.method == "POST":
-        contact = _save_contact(form, lambda data: contact_create(book=book, **data))
+        contact = _save_contact(form, lambda data: contact_create(book=form.chosen_book(), **data))
         if contact is not None:
-            messages.success(request, f"{contact.name} added to your contacts.")
+            where = "your contacts" if contact.book.is_default else contact.book.name
+            messages.success(request, f"{contact.name} added to {where}.")
             return redirect("webmail:contact", contact.pk)
         return _page(request, mailbox, book, "webmail/contacts/edit.html", {"form": form, "contact": None},
                      status=400)
     return _page(request, mailbox, book, "webmail/contacts/edit.html", {"form": form, "contact": None})
 
 
+@transaction.atomic
+def _update_and_move(contact: Contact, book: AddressBook, data: dict) -> Contact:
+    """The new fields, then the chosen book (its groups follow by name); a UID clash there undoes both."""
+    contact = contact_update(contact=contact, **data)
+    if book.pk != contact.book_id:
+        contact, _ = contact_move(contact=contact, book=book)
+    return contact
+
+
 @require_http_methods(["GET", "POST"])
 @contacts_required
 def contact_edit(request, mailbox, book, contact_id: int):
     contact = _contact_or_404(mailbox, contact_id)
-    group_names = [group.name for group in book_groups(book=book)]
-    form = ContactForm(_posted(request), group_names=group_names, initial=ContactForm.initial_for(contact))
+    form = ContactForm(_posted(request), group_names=_group_names(mailbox),
+                       books=list(address_book_list(account=mailbox.account, mailbox=mailbox)),
+                       current=contact.book, editing=True, initial=ContactForm.initial_for(contact))
     if request.method == "POST":
-        saved = _save_contact(form, lambda data: contact_update(contact=contact, **data))
+        saved = _save_contact(form, lambda data: _update_and_move(contact, form.chosen_book(), data))
         if saved is not None:
             messages.success(request, f"{saved.name} saved.")
             return redirect("webmail:contact", saved.pk)
@@ -464,16 +524,21 @@ def contacts_import_progress(request, mailbox, book, job_id: int):
 @require_GET
 @contacts_required
 def contacts_export_view(request, mailbox, book):
-    """Every contact, or one group's (?group=), as one .vcf download."""
-    group = None
-    group_id = request.GET.get("group", "")
+    """Every contact, or one group's (?group=) or one address book's (?book=), as one .vcf download."""
+    group = shown_book = None
+    group_id, book_id = request.GET.get("group", ""), request.GET.get("book", "")
     if group_id:
         if not group_id.isdigit():
             raise Http404("No such group.")
         group = _group_or_404(book, int(group_id))
-    rows = contact_list(account=mailbox.account, mailbox=mailbox, group=group)
+    if book_id:
+        if not book_id.isdigit():
+            raise Http404("No such address book.")
+        shown_book = book_or_404(mailbox, int(book_id))
+    rows = contact_list(account=mailbox.account, mailbox=mailbox, group=group, book=shown_book)
     response = HttpResponse(contacts_export(contacts=rows.iterator()), content_type="text/vcard; charset=utf-8")
-    name = f"contacts-{slugify(group.name) or 'group'}.vcf" if group else "contacts.vcf"
+    named = group or shown_book
+    name = f"contacts-{slugify(named.name) or 'group'}.vcf" if named else "contacts.vcf"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response

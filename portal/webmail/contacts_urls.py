@@ -1,7 +1,7 @@
 """The owner's contacts (portal.webmail.contacts). Included at contacts/."""
 from django.urls import path
 
-from portal.webmail import contacts
+from portal.webmail import contact_books, contacts
 
 urlpatterns = [
     path("", contacts.contacts, name="contacts"),
@@ -10,6 +10,9 @@ urlpatterns = [
     path("import/", contacts.contacts_import_view, name="contacts_import"),
     path("import/<int:job_id>/", contacts.contacts_import_progress, name="contacts_import_progress"),
     path("export/", contacts.contacts_export_view, name="contacts_export"),
+    path("books/", contact_books.books_manage, name="contacts_books"),
+    path("books/<int:book_id>/", contact_books.book_change, name="contacts_book"),
+    path("books/<int:book_id>/delete/", contact_books.book_remove, name="contacts_book_delete"),
     path("groups/", contacts.groups, name="contacts_groups"),
     path("groups/<int:group_id>/", contacts.group_edit, name="contacts_group"),
     path("groups/<int:group_id>/delete/", contacts.group_remove, name="contacts_group_delete"),
