@@ -471,3 +471,66 @@ def test_the_openapi_schema_states_the_connect_confirm_and_disconnect_calls(api)
     assert schema["SmtpSecurityEnum"]["enum"] == ["starttls", "tls", "none"]
     assert connect_input["properties"]["smtp_security"]["allOf"] == [{"$ref": "#/components/schemas/SmtpSecurityEnum"}]
     assert set(connect_input["required"]) == {"email", "imap_host", "username", "password"}
+
+
+# a provider's submission server that stalls holds no one else's mail
+
+
+def connected_sender(account, port: int, address: str = "me@elsewhere.test") -> Mailbox:
+    """A connected mailbox of `account` whose submission server listens on loopback at `port`."""
+    return Mailbox.objects.create(account=account, kind=Mailbox.Kind.CONNECTED, local_part=address.split("@")[0],
+                                  address=address, imap_host="127.0.0.1", imap_port=1, imap_tls=False,
+                                  imap_username="me", imap_password_encrypted=encrypt("secret"),
+                                  smtp_host="127.0.0.1", smtp_port=port, smtp_security="none",
+                                  smtp_username="me", smtp_password_encrypted=encrypt("secret"))
+
+
+def smtp_drip(client, stop):
+    """An SMTP server that greets one byte at a time, forever."""
+    for byte in b"220 " + b"x" * 1000:
+        if stop.wait(0.2):
+            return
+        try:
+            client.sendall(bytes([byte]))
+        except OSError:
+            return
+
+
+@pytest.mark.parametrize("serve", [silence, smtp_drip])
+def test_a_stalling_submission_server_holds_its_own_message_only_and_only_for_the_send_deadline(
+        charlie, charlie_api, alice_api, ann, relay, settings, serve):
+    settings.CONNECTED_MAILBOX_ALLOW_LOOPBACK = True
+    settings.CONNECTED_MAILBOX_SEND_SECONDS = 1
+    with tcp_server(serve) as (port, accepted):
+        connected_sender(charlie.account, port)
+        stuck = charlie_api.post("/mail/send", {"from_email": "me@elsewhere.test", "to": ["x@y.test"],
+                                                "subject": "Through my provider", "body_text": "x"}, format="json")
+        assert stuck.status_code == 200, stuck.json()
+        hosted = alice_api.post("/mail/send", {"from_email": "ann@example.test", "to": ["x@y.test"],
+                                               "subject": "Through the platform", "body_text": "x"}, format="json")
+        assert hosted.status_code == 200, hosted.json()
+        started = time.monotonic()
+        assert outbound_dispatch_due() == 2
+        waited = time.monotonic() - started
+    assert waited < 4  # one second for the stalled provider, not 60 s a step
+    assert [m.mail_from for m in relay.messages] == ["ann@example.test"]  # alice's mail left all the same
+    row = Mailbox.objects.get(address="me@elsewhere.test").outbound_messages.get()
+    assert row.status == "queued" and row.last_error == f"x@y.test: 451 4.4.1 Submission server 127.0.0.1:{port} unavailable (no SMTP server answered)"
+    assert "x" * 10 not in row.last_error and len(accepted) == 1
+
+
+def test_sends_through_connected_providers_are_limited_per_account_and_hour(charlie, charlie_api, alice_api, ann,
+                                                                             settings):
+    settings.CONNECTED_MAILBOX_SENDS_PER_HOUR = 2
+    connected_sender(charlie.account, 2525)
+    send = {"from_email": "me@elsewhere.test", "to": ["x@y.test"], "subject": "Hi", "body_text": "x"}
+    assert [charlie_api.post("/mail/send", send, format="json").status_code for _ in range(2)] == [200, 200]
+    refused = charlie_api.post("/mail/send", send, format="json")
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 3600
+    assert refused.json()["detail"].startswith("At most 2 messages sent through connected mailboxes' own servers "
+                                               "an hour.")
+    assert Mailbox.objects.get(address="me@elsewhere.test").outbound_messages.count() == 2  # nothing stored
+    sandbox = charlie_api.post("/mail/send", {**send, "sandbox": True}, format="json")
+    assert sandbox.status_code == 200  # nothing leaves: nothing counted
+    own = alice_api.post("/mail/send", {**send, "from_email": "ann@example.test"}, format="json")
+    assert own.status_code == 200  # another account, its own mail under its quota
