@@ -6,6 +6,7 @@ with short waits and never quoted, attempts throttled, and disconnecting.
 Dovecot plays the other provider's IMAP server, aiosmtpd with AUTH its submission server; the
 hostile servers (a banner, silence, a drip) are plain sockets on loopback.
 """
+import asyncio
 import imaplib
 import re
 import socket
@@ -23,6 +24,7 @@ from django.core import mail
 from django.utils import timezone
 
 from mailcore.accounts.models import Account, Plan
+from mailcore.events.models import Event
 from mailcore.domains.services import domain_create, domain_mark_verified
 from mailcore.fieldcrypt import encrypt
 from mailcore.mailboxes.aliases import alias_create
@@ -32,7 +34,7 @@ from mailcore.mailboxes.services import mailbox_create
 from mailcore.sending.dispatch import outbound_dispatch_due
 from testkit.clients import login_client
 from testkit.factories import UserFactory, make_mailbox
-from testkit.smtp_sink import inbound_listener, smtp_sink
+from testkit.smtp_sink import SinkHandler, inbound_listener, smtp_sink
 
 FAR_AWAY = {"imap_host": "imap.far-away.test", "username": "me", "password": "secret"}
 
@@ -534,3 +536,42 @@ def test_sends_through_connected_providers_are_limited_per_account_and_hour(char
     assert sandbox.status_code == 200  # nothing leaves: nothing counted
     own = alice_api.post("/mail/send", {**send, "from_email": "ann@example.test"}, format="json")
     assert own.status_code == 200  # another account, its own mail under its quota
+
+
+class StallFirst(SinkHandler):
+    """A relay that holds its first message until `release` is set (a worker stuck on a slow hop)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stalled, self.release = threading.Event(), threading.Event()
+
+    async def handle_DATA(self, server, session, envelope):
+        if not self.stalled.is_set():
+            self.stalled.set()
+            while not self.release.is_set():
+                await asyncio.sleep(0.05)
+        return await super().handle_DATA(server, session, envelope)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_message_whose_claim_lapsed_while_its_worker_was_stuck_is_sent_once(plans, settings):
+    owner = UserFactory(account__plan_code="pro")
+    make_mailbox(owner.account, "desk@lapse.test")
+    api = login_client(owner)
+    for subject in ("First", "Second"):
+        sent = api.post("/mail/send", {"from_email": "desk@lapse.test", "to": ["x@y.test"], "subject": subject,
+                                       "body_text": "x"}, format="json")
+        assert sent.status_code == 200, sent.json()
+    with smtp_sink(handler=StallFirst()) as (port, sink):
+        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
+        stuck = threading.Thread(target=outbound_dispatch_due)
+        stuck.start()
+        assert sink.stalled.wait(10)  # the first worker is stuck handing over "First"
+        with time_machine.travel(timezone.now() + timedelta(minutes=6)):  # its claims lapsed
+            assert outbound_dispatch_due() == 2  # a second worker sends both
+            sink.release.set()
+            stuck.join(10)
+    subjects = [re.search(rb"^Subject: (\w+)", m.content, re.M).group(1) for m in sink.messages]
+    # "First" was on the wire when the claim lapsed; "Second" is never handed over by the stuck worker.
+    assert sorted(subjects) == [b"First", b"First", b"Second"]
+    assert Event.objects.filter(name="email.sent").count() == 2  # each message announced once

@@ -350,6 +350,7 @@ def _note_hand_over(message: OutboundMessage, outcomes: list[Outcome]) -> None:
 def _record(attempts: list[Attempt]) -> bool:
     """The batch's new states, events and outcome reports in one transaction. Should that fail,
     each message goes back to its retry schedule (as an error while sending one would)."""
+    attempts = _still_held(attempts)
     if not attempts:
         return True
     try:
@@ -369,6 +370,19 @@ def _record(attempts: list[Attempt]) -> bool:
             _retry_or_fail(attempt.message.pk, _internal_error(error))
         return False
     return True
+
+
+def _still_held(attempts: list[Attempt]) -> list[Attempt]:
+    """The attempts whose rows this worker still holds: a row another worker claimed since (a
+    lapsed claim) is that worker's to record, with the answers noted on it."""
+    held = set(OutboundMessage.objects.filter(pk__in=[a.message.pk for a in attempts],
+                                              status=OutboundMessage.Status.SENDING)
+               .values_list("pk", "attempts"))
+    kept = [a for a in attempts if (a.message.pk, a.message.attempts) in held]
+    if len(kept) < len(attempts):
+        log.warning("outbound messages %s not recorded here: another worker claimed them since",
+                    [a.message.pk for a in attempts if a not in kept])
+    return kept
 
 
 def _save_states(messages: list[OutboundMessage]) -> None:
