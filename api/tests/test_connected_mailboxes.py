@@ -575,3 +575,84 @@ def test_a_message_whose_claim_lapsed_while_its_worker_was_stuck_is_sent_once(pl
     # "First" was on the wire when the claim lapsed; "Second" is never handed over by the stuck worker.
     assert sorted(subjects) == [b"First", b"First", b"Second"]
     assert Event.objects.filter(name="email.sent").count() == 2  # each message announced once
+
+
+# reads of a connected mailbox: names resolved within a limit, sessions counted, responses capped
+
+
+def test_a_providers_name_is_resolved_through_our_nameservers_within_the_dns_timeout(provider, dns_zone, settings):
+    charlie = UserFactory(account__plan_code="free")
+    api = login_client(charlie)
+    dns_zone.set("imap.provider-x.test", "A", "127.0.0.1")
+    body = {"email": f"me@c{uuid.uuid4().hex[:10]}.test", **provider.connect, "imap_host": "imap.provider-x.test"}
+    assert provider.connect["imap_host"] == "127.0.0.1"
+    answered = api.post("/mailboxes/connected", body, format="json")
+    assert answered.status_code == 202, answered.json()  # found through DNS_NAMESERVERS, reached at its address
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent_nameserver:
+        silent_nameserver.bind(("127.0.0.1", 0))
+        settings.DNS_NAMESERVERS = [f"127.0.0.1:{silent_nameserver.getsockname()[1]}"]
+        settings.DNS_TIMEOUT_SECONDS = 1
+        started = time.monotonic()
+        refused = api.post("/mailboxes/connected", {**body, "email": f"me@c{uuid.uuid4().hex[:10]}.test"},
+                           format="json")
+        waited = time.monotonic() - started
+    assert refused.status_code == 422
+    assert refused.json()["errors"] == {"imap_host": ["imap.provider-x.test cannot be used: give the name of a mail "
+                                                      "server reachable on the public internet"]}
+    assert waited < 4  # a second per query (A, then AAAA), not the system resolver's as long as it likes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_reads_of_a_slow_provider_take_a_few_sessions_of_the_account_and_the_rest_wait(plans, settings):
+    settings.CONNECTED_MAILBOX_ALLOW_LOOPBACK = True
+    settings.CONNECTED_MAILBOX_SESSION_SECONDS, settings.CONNECTED_MAILBOX_SESSIONS_PER_ACCOUNT = 2, 2
+    charlie, dora = UserFactory(account__plan_code="free"), UserFactory(account__plan_code="free")
+    with tcp_server(drip) as (port, accepted):
+        for owner in (charlie, dora):
+            Mailbox.objects.create(account=owner.account, kind=Mailbox.Kind.CONNECTED, local_part="me",
+                                   address=f"me@{owner.pk}.elsewhere.test", imap_host="127.0.0.1", imap_port=port,
+                                   imap_tls=False, imap_username="me", imap_password_encrypted=encrypt("secret"))
+        clients = {owner.pk: login_client(owner) for owner in (charlie, dora)}
+        answers = []
+
+        def read(owner):
+            answers.append((owner.pk, clients[owner.pk].get("/inbox", {"email": f"me@{owner.pk}.elsewhere.test"})))
+
+        readers = [threading.Thread(target=read, args=(charlie,)) for _ in range(5)]
+        for reader in readers:
+            reader.start()
+        time.sleep(0.5)
+        read(dora)  # another account's reads are not held by charlie's
+        for reader in readers:
+            reader.join(10)
+    statuses = sorted(response.status_code for pk, response in answers if pk == charlie.pk)
+    assert statuses == [429, 429, 429, 502, 502]  # two sessions at the provider, the others told to wait
+    busy = next(response for _, response in answers if response.status_code == 429)
+    assert busy["Retry-After"] == "2"
+    assert busy.json()["detail"] == ("At most 2 reads of connected mailboxes at once per account; the provider is "
+                                     "slow to answer. Expected available in 2 seconds.")
+    assert [response.status_code for pk, response in answers if pk == dora.pk] == [502]
+    assert len(accepted) == 3
+    again = clients[charlie.pk].get("/mailboxes")  # the sessions ended, the count with them
+    assert again.status_code == 200
+
+
+def test_a_message_larger_than_the_plan_takes_is_never_read_from_the_provider(provider, charlie, charlie_api):
+    Plan.objects.filter(pk=charlie.account.plan_id).update(attachment_max_mb=0)  # 1 MB in all
+    imap = imaplib.IMAP4(provider.connect["imap_host"], provider.connect["imap_port"])
+    imap.login(provider.connect["username"], provider.connect["password"])
+    imap.append("INBOX", "", imaplib.Time2Internaldate(1),
+                b"From: x@y.test\r\nSubject: Huge\r\n\r\n" + (b"y" * 998 + b"\r\n") * 1500)
+    imap.logout()
+    Mailbox.objects.create(account=charlie.account, kind=Mailbox.Kind.CONNECTED, local_part="me",
+                           address="me@elsewhere.test", imap_host="127.0.0.1", imap_port=provider.connect["imap_port"],
+                           imap_tls=False, imap_username=provider.connect["username"],
+                           imap_password_encrypted=encrypt(provider.connect["password"]))
+    listing = charlie_api.get("/inbox", {"email": "me@elsewhere.test"}).json()
+    by_subject = {m["subject"]: m["uid"] for m in listing["messages"]}
+    small = charlie_api.get(f"/inbox/{by_subject['At the other provider']}", {"email": "me@elsewhere.test"})
+    assert small.status_code == 200
+    huge = charlie_api.get(f"/inbox/{by_subject['Huge']}", {"email": "me@elsewhere.test"})
+    assert huge.status_code == 400
+    assert huge.json() == {"detail": "a message at 127.0.0.1 is larger than this plan's 1 MB; read it at the provider"}
