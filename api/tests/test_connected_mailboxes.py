@@ -656,3 +656,36 @@ def test_a_message_larger_than_the_plan_takes_is_never_read_from_the_provider(pr
     huge = charlie_api.get(f"/inbox/{by_subject['Huge']}", {"email": "me@elsewhere.test"})
     assert huge.status_code == 400
     assert huge.json() == {"detail": "a message at 127.0.0.1 is larger than this plan's 1 MB; read it at the provider"}
+
+
+# connected mailboxes made before ownership had to be proved
+
+
+@pytest.mark.django_db(transaction=True)
+def test_connected_mailboxes_on_addresses_hosted_here_from_before_the_proof_are_forgotten_on_migrating(
+        charlie, charlie_api, alice, alice_hosts, settings):
+    from django.db import connection as db  # noqa: PLC0415
+    from django.db.migrations.executor import MigrationExecutor  # noqa: PLC0415
+
+    executor = MigrationExecutor(db)
+    [forget] = [key for key in executor.loader.graph.nodes
+                if key[0] == "mailcore" and key[1].endswith("_hardconn_forget_unproven_connected")]
+    [before] = executor.loader.graph.node_map[forget].parents
+    executor.migrate([before.key])
+
+    def connect(account, address):
+        return Mailbox.objects.create(account=account, kind=Mailbox.Kind.CONNECTED, local_part=address.split("@")[0],
+                                      address=address, imap_host="imap.far-away.test", imap_port=993,
+                                      imap_username="me", imap_password_encrypted=encrypt("secret"))
+
+    doomed = [connect(charlie.account, "ann@example.test"), connect(charlie.account, "info@example.test"),
+              connect(charlie.account, "ann+news@example.test"), connect(charlie.account, "nobody@example.test"),
+              connect(alice.account, "info@example.test")]
+    kept = [connect(charlie.account, "me@elsewhere.test"), connect(alice.account, "other@example.test")]
+    MigrationExecutor(db).migrate([forget])
+
+    assert set(Mailbox.objects.filter(kind=Mailbox.Kind.CONNECTED).values_list("pk", flat=True)) == {
+        mailbox.pk for mailbox in kept}
+    assert not Mailbox.objects.filter(pk__in=[mailbox.pk for mailbox in doomed]).exists()
+    assert [m["email"] for m in charlie_api.get("/mailboxes").json()] == ["me@elsewhere.test"]
+    assert charlie_api.get("/inbox", {"email": "ann@example.test"}).status_code == 404
