@@ -10,6 +10,9 @@ Each hand-over is written down on its row at once (payload "handed_over": the re
 a worker killed before its batch is recorded costs no second copy: the next claim of the row
 records those answers instead of sending again. Only a kill between the relay's answer and that
 one UPDATE can send a message twice, the same window as when each message was recorded alone.
+Before each hand-over the worker confirms it still holds the row's claim (_claim_held), so a
+claim that lapsed while the worker was stuck, and that another worker took, is not sent again.
+A connected mailbox's message is claimed and sent alone, within CONNECTED_MAILBOX_SEND_SECONDS.
 """
 import base64
 import json
