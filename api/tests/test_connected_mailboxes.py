@@ -25,8 +25,8 @@ from django.db import connection as db_connection
 from django.utils import timezone
 
 from mailcore.accounts.models import Account, Plan
-from mailcore.events.models import Event
 from mailcore.domains.services import domain_create, domain_mark_verified
+from mailcore.events.models import Event
 from mailcore.fieldcrypt import encrypt
 from mailcore.mailboxes.aliases import alias_create
 from mailcore.mailboxes.models import ConnectionVerification, Mailbox
