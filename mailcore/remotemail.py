@@ -2,7 +2,9 @@
 whose host the caller chose: only to a public address checked after DNS and then pinned
 (mailcore.netsafety; loopback only with CONNECTED_MAILBOX_ALLOW_LOOPBACK, in tests), with short
 timeouts and an optional overall Deadline, and errors in our own words: what the far side said (a
-banner, a refusal's text) is never repeated to the caller.
+banner, a refusal's text) is never repeated to the caller. Names are resolved through dnspython
+(mailcore.dnslookup) within DNS_TIMEOUT_SECONDS: the system's getaddrinfo has no timeout, and no
+Deadline can interrupt it. An IMAP literal longer than the caller's cap is never read.
 """
 import imaplib
 import smtplib
@@ -14,6 +16,7 @@ from django.conf import settings
 from imapclient import IMAPClient
 from imapclient.exceptions import LoginError
 
+from mailcore.dnslookup import lookup
 from mailcore.netsafety import Deadline, RefusedAddress, UnresolvedHost, pinned_connection, public_address
 
 SMTP_SECURITY = ("starttls", "tls", "none")
@@ -40,10 +43,23 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+class ResponseTooLarge(Exception):
+    """The provider began a response longer than the caller accepts; the connection is unusable now."""
+
+
+def dns_addresses(hostname: str, port: int) -> list[str]:
+    """The host's IPv4 addresses, else its IPv6 ones, each query within DNS_TIMEOUT_SECONDS."""
+    for rdtype in ("A", "AAAA"):
+        if found := lookup(hostname, rdtype).values:
+            return found
+    raise UnresolvedHost(f"{hostname} does not resolve")
+
+
 def checked_address(host: str, port: int, *, field: str) -> str:
     """The public address `host` may be reached at, else ProviderError (never saying what it resolved to)."""
     try:
-        return public_address(host, port, allow_loopback=settings.CONNECTED_MAILBOX_ALLOW_LOOPBACK)
+        return public_address(host, port, allow_loopback=settings.CONNECTED_MAILBOX_ALLOW_LOOPBACK,
+                              resolve=dns_addresses)
     except (RefusedAddress, UnresolvedHost):
         raise ProviderError(field, f"{host} cannot be used: give the name of a mail server reachable on the "
                                    "public internet") from None
@@ -64,36 +80,45 @@ def _open(ip: str, port: int, timeout: float, deadline: Deadline | None, tls_hos
 
 
 class _PinnedIMAP4(imaplib.IMAP4):
-    def __init__(self, host: str, ip: str, port: int, tls: bool, timeout: float, deadline: Deadline | None):
-        self._pinned_ip, self._tls, self._deadline = ip, tls, deadline
+    def __init__(self, host: str, ip: str, port: int, tls: bool, timeout: float, deadline: Deadline | None,
+                 max_literal: int | None):
+        self._pinned_ip, self._tls, self._deadline, self._max_literal = ip, tls, deadline, max_literal
         super().__init__(host, port, timeout=timeout)
 
     def _create_socket(self, timeout=None):
         return _open(self._pinned_ip, self.port, timeout, self._deadline, self.host if self._tls else None)
+
+    def read(self, size: int) -> bytes:
+        """imaplib reads each literal whole into memory: one over the cap is refused before any of it is."""
+        if self._max_literal is not None and size > self._max_literal:
+            raise ResponseTooLarge(f"a response of {size} bytes")
+        return super().read(size)
 
 
 class PinnedIMAPClient(IMAPClient):
     """IMAPClient connected to the checked address; TLS names and verifies the host."""
 
     def __init__(self, host: str, ip: str, port: int, *, tls: bool, connect_timeout: float, read_timeout: float,
-                 deadline: Deadline | None = None):
+                 deadline: Deadline | None = None, max_literal: int | None = None):
         from imapclient import SocketTimeout
 
-        self._pinned_ip, self._deadline = ip, deadline
+        self._pinned_ip, self._deadline, self._max_literal = ip, deadline, max_literal
         super().__init__(host, port=port, ssl=tls, timeout=SocketTimeout(connect_timeout, read_timeout))
 
     def _create_IMAP4(self):
-        return _PinnedIMAP4(self.host, self._pinned_ip, self.port, self.ssl, self._timeout.connect, self._deadline)
+        return _PinnedIMAP4(self.host, self._pinned_ip, self.port, self.ssl, self._timeout.connect, self._deadline,
+                            self._max_literal)
 
 
 def imap_open(host: str, port: int, tls: bool, username: str, password: str, *, connect_timeout: float,
-              read_timeout: float, deadline: Deadline | None = None) -> IMAPClient:
-    """A logged-in connection to the provider's IMAP server, or ProviderError."""
+              read_timeout: float, deadline: Deadline | None = None, max_literal: int | None = None) -> IMAPClient:
+    """A logged-in connection to the provider's IMAP server, or ProviderError. `max_literal`: the
+    longest literal (a message, a part) read from it; a longer one raises ResponseTooLarge."""
     ip = checked_address(host, port, field="imap_host")
     try:
         client = PinnedIMAPClient(host, ip, port, tls=tls, connect_timeout=connect_timeout,
-                                  read_timeout=read_timeout, deadline=deadline)
-    except (OSError, imaplib.IMAP4.error, ssl.SSLError, ValueError):
+                                  read_timeout=read_timeout, deadline=deadline, max_literal=max_literal)
+    except (OSError, imaplib.IMAP4.error, ssl.SSLError, ValueError, ResponseTooLarge):
         raise ProviderError("imap_host", f"no IMAP server answered at {host}:{port}"
                                          f"{' over TLS' if tls else ''}") from None
     try:

@@ -442,8 +442,17 @@ if PRODUCTION and CONNECTED_MAILBOX_ALLOW_LOOPBACK:
     raise ImproperlyConfigured("CONNECTED_MAILBOX_ALLOW_LOOPBACK is for development and tests only")
 # How long connecting may wait on the provider's servers, all checks together (seconds).
 CONNECTED_MAILBOX_CHECK_SECONDS = env_int("CONNECTED_MAILBOX_CHECK_SECONDS", 5)
-# The longest one operation on a connected mailbox's provider may take (reading /inbox), connecting included.
-CONNECTED_MAILBOX_SESSION_SECONDS = env_int("CONNECTED_MAILBOX_SESSION_SECONDS", 30)
+# The longest one operation on a connected mailbox's provider may take (reading /inbox, on the
+# request path), name look-up and connecting included.
+CONNECTED_MAILBOX_SESSION_SECONDS = env_int("CONNECTED_MAILBOX_SESSION_SECONDS", 10)
+# Sessions with the providers of one account's connected mailboxes open at once (web requests and
+# workers together); past it 429 with Retry-After, so a slow provider cannot take every web worker.
+CONNECTED_MAILBOX_SESSIONS_PER_ACCOUNT = env_int("CONNECTED_MAILBOX_SESSIONS_PER_ACCOUNT", 4)
+# The longest the worker spends handing one message to a connected mailbox's submission server.
+CONNECTED_MAILBOX_SEND_SECONDS = env_int("CONNECTED_MAILBOX_SEND_SECONDS", 30)
+# Per account and hour: messages sent through connected mailboxes' own submission servers (they
+# reserve none of our quota); past it 429 with Retry-After.
+CONNECTED_MAILBOX_SENDS_PER_HOUR = env_int("CONNECTED_MAILBOX_SENDS_PER_HOUR", 200)
 # Per account and hour: connection attempts (each logs in to servers the caller named) and
 # verification codes mailed to addresses the caller named; past them 429 with Retry-After.
 CONNECTED_MAILBOX_CHECKS_PER_HOUR = env_int("CONNECTED_MAILBOX_CHECKS_PER_HOUR", 10)

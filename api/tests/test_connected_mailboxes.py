@@ -6,6 +6,7 @@ with short waits and never quoted, attempts throttled, and disconnecting.
 Dovecot plays the other provider's IMAP server, aiosmtpd with AUTH its submission server; the
 hostile servers (a banner, silence, a drip) are plain sockets on loopback.
 """
+import asyncio
 import imaplib
 import re
 import socket
@@ -20,10 +21,12 @@ import pytest
 import time_machine
 from aiosmtpd.smtp import AuthResult
 from django.core import mail
+from django.db import connection as db_connection
 from django.utils import timezone
 
 from mailcore.accounts.models import Account, Plan
 from mailcore.domains.services import domain_create, domain_mark_verified
+from mailcore.events.models import Event
 from mailcore.fieldcrypt import encrypt
 from mailcore.mailboxes.aliases import alias_create
 from mailcore.mailboxes.models import ConnectionVerification, Mailbox
@@ -32,7 +35,7 @@ from mailcore.mailboxes.services import mailbox_create
 from mailcore.sending.dispatch import outbound_dispatch_due
 from testkit.clients import login_client
 from testkit.factories import UserFactory, make_mailbox
-from testkit.smtp_sink import inbound_listener, smtp_sink
+from testkit.smtp_sink import SinkHandler, inbound_listener, smtp_sink
 
 FAR_AWAY = {"imap_host": "imap.far-away.test", "username": "me", "password": "secret"}
 
@@ -471,3 +474,230 @@ def test_the_openapi_schema_states_the_connect_confirm_and_disconnect_calls(api)
     assert schema["SmtpSecurityEnum"]["enum"] == ["starttls", "tls", "none"]
     assert connect_input["properties"]["smtp_security"]["allOf"] == [{"$ref": "#/components/schemas/SmtpSecurityEnum"}]
     assert set(connect_input["required"]) == {"email", "imap_host", "username", "password"}
+
+
+# a provider's submission server that stalls holds no one else's mail
+
+
+def connected_sender(account, port: int, address: str = "me@elsewhere.test") -> Mailbox:
+    """A connected mailbox of `account` whose submission server listens on loopback at `port`."""
+    return Mailbox.objects.create(account=account, kind=Mailbox.Kind.CONNECTED, local_part=address.split("@")[0],
+                                  address=address, imap_host="127.0.0.1", imap_port=1, imap_tls=False,
+                                  imap_username="me", imap_password_encrypted=encrypt("secret"),
+                                  smtp_host="127.0.0.1", smtp_port=port, smtp_security="none",
+                                  smtp_username="me", smtp_password_encrypted=encrypt("secret"))
+
+
+def smtp_drip(client, stop):
+    """An SMTP server that greets one byte at a time, forever."""
+    for byte in b"220 " + b"x" * 1000:
+        if stop.wait(0.2):
+            return
+        try:
+            client.sendall(bytes([byte]))
+        except OSError:
+            return
+
+
+@pytest.mark.parametrize("serve", [silence, smtp_drip])
+def test_a_stalling_submission_server_holds_its_own_message_only_and_only_for_the_send_deadline(
+        charlie, charlie_api, alice_api, ann, relay, settings, serve):
+    settings.CONNECTED_MAILBOX_ALLOW_LOOPBACK = True
+    settings.CONNECTED_MAILBOX_SEND_SECONDS = 1
+    with tcp_server(serve) as (port, accepted):
+        connected_sender(charlie.account, port)
+        stuck = charlie_api.post("/mail/send", {"from_email": "me@elsewhere.test", "to": ["x@y.test"],
+                                                "subject": "Through my provider", "body_text": "x"}, format="json")
+        assert stuck.status_code == 200, stuck.json()
+        hosted = alice_api.post("/mail/send", {"from_email": "ann@example.test", "to": ["x@y.test"],
+                                               "subject": "Through the platform", "body_text": "x"}, format="json")
+        assert hosted.status_code == 200, hosted.json()
+        started = time.monotonic()
+        assert outbound_dispatch_due() == 2
+        waited = time.monotonic() - started
+    assert waited < 8  # one second for the stalled provider, not 60 s a step
+    assert [m.mail_from for m in relay.messages] == ["ann@example.test"]  # alice's mail left all the same
+    row = Mailbox.objects.get(address="me@elsewhere.test").outbound_messages.get()
+    assert row.status == "queued" and row.last_error == f"x@y.test: 451 4.4.1 Submission server 127.0.0.1:{port} unavailable (no SMTP server answered)"
+    assert "x" * 10 not in row.last_error and len(accepted) == 1
+
+
+def test_sends_through_connected_providers_are_limited_per_account_and_hour(charlie, charlie_api, alice_api, ann,
+                                                                             settings):
+    settings.CONNECTED_MAILBOX_SENDS_PER_HOUR = 2
+    connected_sender(charlie.account, 2525)
+    send = {"from_email": "me@elsewhere.test", "to": ["x@y.test"], "subject": "Hi", "body_text": "x"}
+    assert [charlie_api.post("/mail/send", send, format="json").status_code for _ in range(2)] == [200, 200]
+    refused = charlie_api.post("/mail/send", send, format="json")
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 3600
+    assert refused.json()["detail"].startswith("At most 2 messages sent through connected mailboxes' own servers "
+                                               "an hour.")
+    assert Mailbox.objects.get(address="me@elsewhere.test").outbound_messages.count() == 2  # nothing stored
+    sandbox = charlie_api.post("/mail/send", {**send, "sandbox": True}, format="json")
+    assert sandbox.status_code == 200  # nothing leaves: nothing counted
+    own = alice_api.post("/mail/send", {**send, "from_email": "ann@example.test"}, format="json")
+    assert own.status_code == 200  # another account, its own mail under its quota
+
+
+class StallFirst(SinkHandler):
+    """A relay that holds its first message until `release` is set (a worker stuck on a slow hop)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stalled, self.release = threading.Event(), threading.Event()
+
+    async def handle_DATA(self, server, session, envelope):
+        if not self.stalled.is_set():
+            self.stalled.set()
+            while not self.release.is_set():
+                await asyncio.sleep(0.05)
+        return await super().handle_DATA(server, session, envelope)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_message_whose_claim_lapsed_while_its_worker_was_stuck_is_sent_once(plans, settings):
+    owner = UserFactory(account__plan_code="pro")
+    make_mailbox(owner.account, "desk@lapse.test")
+    api = login_client(owner)
+    for subject in ("First", "Second"):
+        sent = api.post("/mail/send", {"from_email": "desk@lapse.test", "to": ["x@y.test"], "subject": subject,
+                                       "body_text": "x"}, format="json")
+        assert sent.status_code == 200, sent.json()
+    with smtp_sink(handler=StallFirst()) as (port, sink):
+        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
+        def stuck_worker():
+            try:
+                outbound_dispatch_due()
+            finally:
+                db_connection.close()
+
+        stuck = threading.Thread(target=stuck_worker)
+        stuck.start()
+        assert sink.stalled.wait(10)  # the first worker is stuck handing over "First"
+        with time_machine.travel(timezone.now() + timedelta(minutes=6)):  # its claims lapsed
+            assert outbound_dispatch_due() == 2  # a second worker sends both
+            sink.release.set()
+            stuck.join(10)
+    subjects = [re.search(rb"^Subject: (\w+)", m.content, re.M).group(1) for m in sink.messages]
+    # "First" was on the wire when the claim lapsed; "Second" is never handed over by the stuck worker.
+    assert sorted(subjects) == [b"First", b"First", b"Second"]
+    assert Event.objects.filter(name="email.sent").count() == 2  # each message announced once
+
+
+# reads of a connected mailbox: names resolved within a limit, sessions counted, responses capped
+
+
+def test_a_providers_name_is_resolved_through_our_nameservers_within_the_dns_timeout(provider, dns_zone, settings):
+    charlie = UserFactory(account__plan_code="free")
+    api = login_client(charlie)
+    dns_zone.set("imap.provider-x.test", "A", "127.0.0.1")
+    body = {"email": f"me@c{uuid.uuid4().hex[:10]}.test", **provider.connect, "imap_host": "imap.provider-x.test"}
+    assert provider.connect["imap_host"] == "127.0.0.1"
+    answered = api.post("/mailboxes/connected", body, format="json")
+    assert answered.status_code == 202, answered.json()  # found through DNS_NAMESERVERS, reached at its address
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent_nameserver:
+        silent_nameserver.bind(("127.0.0.1", 0))
+        settings.DNS_NAMESERVERS = [f"127.0.0.1:{silent_nameserver.getsockname()[1]}"]
+        settings.DNS_TIMEOUT_SECONDS = 1
+        started = time.monotonic()
+        refused = api.post("/mailboxes/connected", {**body, "email": f"me@c{uuid.uuid4().hex[:10]}.test"},
+                           format="json")
+        waited = time.monotonic() - started
+    assert refused.status_code == 422
+    assert refused.json()["errors"] == {"imap_host": ["imap.provider-x.test cannot be used: give the name of a mail "
+                                                      "server reachable on the public internet"]}
+    assert waited < 4  # a second per query (A, then AAAA), not the system resolver's as long as it likes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_reads_of_a_slow_provider_take_a_few_sessions_of_the_account_and_the_rest_wait(plans, settings):
+    settings.CONNECTED_MAILBOX_ALLOW_LOOPBACK = True
+    settings.CONNECTED_MAILBOX_SESSION_SECONDS, settings.CONNECTED_MAILBOX_SESSIONS_PER_ACCOUNT = 2, 2
+    charlie, dora = UserFactory(account__plan_code="free"), UserFactory(account__plan_code="free")
+    with tcp_server(drip) as (port, accepted):
+        for owner in (charlie, dora):
+            Mailbox.objects.create(account=owner.account, kind=Mailbox.Kind.CONNECTED, local_part="me",
+                                   address=f"me@{owner.pk}.elsewhere.test", imap_host="127.0.0.1", imap_port=port,
+                                   imap_tls=False, imap_username="me", imap_password_encrypted=encrypt("secret"))
+        clients = {owner.pk: login_client(owner) for owner in (charlie, dora)}
+        answers = []
+
+        def read(owner):
+            try:
+                answers.append((owner.pk, clients[owner.pk].get("/inbox",
+                                                                {"email": f"me@{owner.pk}.elsewhere.test"})))
+            finally:
+                if threading.current_thread() is not threading.main_thread():
+                    db_connection.close()
+
+        readers = [threading.Thread(target=read, args=(charlie,)) for _ in range(5)]
+        for reader in readers:
+            reader.start()
+        time.sleep(0.5)
+        read(dora)  # another account's reads are not held by charlie's
+        for reader in readers:
+            reader.join(10)
+    statuses = sorted(response.status_code for pk, response in answers if pk == charlie.pk)
+    assert statuses == [429, 429, 429, 502, 502]  # two sessions at the provider, the others told to wait
+    busy = next(response for _, response in answers if response.status_code == 429)
+    assert busy["Retry-After"] == "2"
+    assert busy.json()["detail"] == ("At most 2 reads of connected mailboxes at once per account; the provider is "
+                                     "slow to answer. Expected available in 2 seconds.")
+    assert [response.status_code for pk, response in answers if pk == dora.pk] == [502]
+    assert len(accepted) == 3
+    again = clients[charlie.pk].get("/mailboxes")  # the sessions ended, the count with them
+    assert again.status_code == 200
+
+
+def test_a_message_larger_than_the_plan_takes_is_never_read_from_the_provider(provider, charlie, charlie_api):
+    Plan.objects.filter(pk=charlie.account.plan_id).update(attachment_max_mb=0)  # 1 MB in all
+    imap = imaplib.IMAP4(provider.connect["imap_host"], provider.connect["imap_port"])
+    imap.login(provider.connect["username"], provider.connect["password"])
+    imap.append("INBOX", "", imaplib.Time2Internaldate(1),
+                b"From: x@y.test\r\nSubject: Huge\r\n\r\n" + (b"y" * 998 + b"\r\n") * 1500)
+    imap.logout()
+    Mailbox.objects.create(account=charlie.account, kind=Mailbox.Kind.CONNECTED, local_part="me",
+                           address="me@elsewhere.test", imap_host="127.0.0.1", imap_port=provider.connect["imap_port"],
+                           imap_tls=False, imap_username=provider.connect["username"],
+                           imap_password_encrypted=encrypt(provider.connect["password"]))
+    listing = charlie_api.get("/inbox", {"email": "me@elsewhere.test"}).json()
+    by_subject = {m["subject"]: m["uid"] for m in listing["messages"]}
+    small = charlie_api.get(f"/inbox/{by_subject['At the other provider']}", {"email": "me@elsewhere.test"})
+    assert small.status_code == 200
+    huge = charlie_api.get(f"/inbox/{by_subject['Huge']}", {"email": "me@elsewhere.test"})
+    assert huge.status_code == 400
+    assert huge.json() == {"detail": "a message at 127.0.0.1 is larger than this plan's 1 MB; read it at the provider"}
+
+
+# connected mailboxes made before ownership had to be proved
+
+
+@pytest.mark.django_db(transaction=True)
+def test_connected_mailboxes_on_addresses_hosted_here_from_before_the_proof_are_forgotten_on_migrating(
+        plans, charlie, charlie_api, alice, alice_hosts, settings):
+    from django.db import connection as db  # noqa: PLC0415
+    from django.db.migrations.executor import MigrationExecutor  # noqa: PLC0415
+
+    executor = MigrationExecutor(db)
+    [forget] = [key for key in executor.loader.graph.nodes
+                if key[0] == "mailcore" and key[1].endswith("_hardconn_forget_unproven_connected")]
+    [before] = executor.loader.graph.node_map[forget].parents
+    executor.migrate([before.key])
+
+    def connect(account, address):
+        return Mailbox.objects.create(account=account, kind=Mailbox.Kind.CONNECTED, local_part=address.split("@")[0],
+                                      address=address, imap_host="imap.far-away.test", imap_port=993,
+                                      imap_username="me", imap_password_encrypted=encrypt("secret"))
+
+    doomed = [connect(charlie.account, "ann@example.test"), connect(charlie.account, "info@example.test"),
+              connect(charlie.account, "ann+news@example.test"), connect(charlie.account, "nobody@example.test"),
+              connect(alice.account, "info@example.test")]
+    kept = [connect(charlie.account, "me@elsewhere.test"), connect(alice.account, "other@example.test")]
+    MigrationExecutor(db).migrate([forget])
+
+    assert set(Mailbox.objects.filter(kind=Mailbox.Kind.CONNECTED).values_list("pk", flat=True)) == {
+        mailbox.pk for mailbox in kept}
+    assert not Mailbox.objects.filter(pk__in=[mailbox.pk for mailbox in doomed]).exists()
+    assert [m["email"] for m in charlie_api.get("/mailboxes").json()] == ["me@elsewhere.test"]
+    assert charlie_api.get("/inbox", {"email": "ann@example.test"}).status_code == 404

@@ -48,7 +48,8 @@ class MailSendApi(APIView):
         summary="Send an email (scope send)",
         description="Validates, reserves quota and queues the message; the worker delivers it within "
         "seconds. scheduled_at or unsend_window hold it (status scheduled, cancellable). Sandbox runs "
-        "everything but SMTP and counts against no quota. Over quota: 429 with Retry-After.",
+        "everything but SMTP and counts against no quota. Over quota, or past CONNECTED_MAILBOX_SENDS_PER_HOUR "
+        "sends an hour through connected mailboxes' own submission servers: 429 with Retry-After.",
     )
     def post(self, request):
         data = SendInput(data=request.data)

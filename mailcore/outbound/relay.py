@@ -21,6 +21,7 @@ from typing import Callable, Literal
 
 from django.conf import settings
 
+from mailcore.netsafety import Deadline
 from mailcore.remotemail import ProviderError, SmtpServer, smtp_open
 from mailcore.smtpurl import parse_smtp_url
 
@@ -65,11 +66,14 @@ class Relay:
     messages: a connection the relay closed or spoke on unasked (a 421) is noticed by a poll that
     waits for nothing. Use it as a context manager."""
 
-    def __init__(self, *, local: LocalDelivery | None = None, server: "SubmissionServer | None" = None):
+    def __init__(self, *, local: LocalDelivery | None = None, server: "SubmissionServer | None" = None,
+                 deadline: Deadline | None = None):
         """`server`: hand everything to that server instead of SMTP_URL (a connected mailbox's own
-        provider); otherwise SMTP_URL's relay, or local delivery and the outbox without one."""
+        provider); otherwise SMTP_URL's relay, or local delivery and the outbox without one.
+        `deadline`: ends a provider's session once it passed, whatever the provider does."""
         self.local = local
         self.server = server
+        self.deadline = deadline
         self._client: smtplib.SMTP | None = None
         self._used = False  # a transaction ran on the open connection: check it is still open before the next
         self._down: str | None = None  # the reply for every message once a connection could not be had
@@ -110,7 +114,7 @@ class Relay:
         if self._client is not None and self._used and _closed_or_talking(self._client):
             self._drop()
         if self._client is None:
-            self._client = url.connect()
+            self._client = url.connect(deadline=self.deadline)
         return self._client
 
     def _via_smtp(self, envelope_from: str, recipients: list[str], raw: bytes) -> list[Outcome]:
@@ -274,9 +278,10 @@ class SubmissionServer:
     def of_provider(cls, server: SmtpServer) -> "SubmissionServer":
         return cls("Submission server", server.host, server.port, provider=server)
 
-    def connect(self, timeout: float = RELAY_TIMEOUT_SECONDS) -> smtplib.SMTP:
+    def connect(self, timeout: float = RELAY_TIMEOUT_SECONDS, deadline: Deadline | None = None) -> smtplib.SMTP:
+        """`deadline` bounds a provider's whole session (our own relay is trusted with `timeout` per step)."""
         if self.provider is not None:
-            return smtp_open(self.provider, timeout=timeout)
+            return smtp_open(self.provider, timeout=timeout, deadline=deadline)
         return _connect(self.relay, timeout)
 
 

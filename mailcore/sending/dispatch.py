@@ -10,6 +10,9 @@ Each hand-over is written down on its row at once (payload "handed_over": the re
 a worker killed before its batch is recorded costs no second copy: the next claim of the row
 records those answers instead of sending again. Only a kill between the relay's answer and that
 one UPDATE can send a message twice, the same window as when each message was recorded alone.
+Before each hand-over the worker confirms it still holds the row's claim (_claim_held), so a
+claim that lapsed while the worker was stuck, and that another worker took, is not sent again.
+A connected mailbox's message is claimed and sent alone, within CONNECTED_MAILBOX_SEND_SECONDS.
 """
 import base64
 import json
@@ -19,6 +22,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -27,9 +31,11 @@ from mailcore.domains.dkim import dkim_keys_for, dkim_sign
 from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.delivery import deliver_if_hosted
 from mailcore.inbox.connected import connected_smtp_server
+from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import send_route
 from mailcore.outbound.feedback import SendOutcome, outcome_report, return_path_for
 from mailcore.outbound.models import OutboundMessage
+from mailcore.netsafety import Deadline
 from mailcore.outbound.relay import Outcome, Relay, SubmissionServer, reply_status
 from mailcore.sending.compose import Composed, compose
 from mailcore.sending.failures import failed_sends_return, send_failure_note
@@ -44,6 +50,8 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 5
 RETRY_DELAYS = [timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=15), timedelta(hours=1)]
 CLAIM_TIMEOUT = timedelta(minutes=5)
+# A claim this close to its end is confirmed in the database before a hand-over (clocks of workers differ a little).
+CLAIM_MARGIN = timedelta(seconds=30)
 # What one attempt changes on a row (written for the whole batch at once, see _save_states).
 ATTEMPT_FIELDS = ["payload", "status", "due_at", "last_error", "claimed_until", "sent_at", "finished_at",
                   "rfc_message_id"]
@@ -64,14 +72,14 @@ def _due(now: datetime) -> Q:
                                                                                  claimed_until__lt=now)
 
 
-def _claim(limit: int) -> list[int]:
-    """Take up to `limit` due rows, oldest first, and count their attempt: one UPDATE ... RETURNING
-    whose condition holds row by row, so two workers never both win a row. On PostgreSQL the rows
-    another worker is claiming are skipped (SKIP LOCKED) rather than waited for."""
+def _claim(limit: int, kind: str) -> list[int]:
+    """Take up to `limit` due rows of mailboxes of this kind, oldest first, and count their attempt:
+    one UPDATE ... RETURNING whose condition holds row by row, so two workers never both win a row.
+    On PostgreSQL the rows another worker is claiming are skipped (SKIP LOCKED) rather than waited for."""
     now = timezone.now()
-    due = OutboundMessage.objects.filter(_due(now)).order_by("due_at", "id").values("pk")[:limit]
+    due = OutboundMessage.objects.filter(_due(now), mailbox__kind=kind).order_by("due_at", "id").values("pk")[:limit]
     if connection.features.has_select_for_update_skip_locked:
-        due = due.select_for_update(skip_locked=True)
+        due = due.select_for_update(skip_locked=True, of=("self",))
     claimed_until = OutboundMessage._meta.get_field("claimed_until").get_db_prep_value(now + CLAIM_TIMEOUT,
                                                                                        connection)
     with transaction.atomic(), connection.cursor() as cursor:
@@ -83,9 +91,16 @@ def _claim(limit: int) -> list[int]:
 
 
 def outbound_dispatch_due(*, limit: int = 50) -> int:
-    """Send a batch of the due messages this worker can claim; returns how many it handled. One
-    message's failure never stops the others: it is retried on the schedule, then failed for good."""
-    claimed = _claim(limit)
+    """Send a batch of the due messages of hosted mailboxes this worker can claim, then one message
+    of a connected mailbox; returns how many it handled. A connected mailbox's message goes alone,
+    within CONNECTED_MAILBOX_SEND_SECONDS: its provider, a server its owner chose, never holds
+    anyone else's mail. One message's failure never stops the others: it is retried on the
+    schedule, then failed for good."""
+    handled = _dispatch(_claim(limit, Mailbox.Kind.MANAGED))
+    return handled + _dispatch(_claim(1, Mailbox.Kind.CONNECTED))
+
+
+def _dispatch(claimed: list[int]) -> int:
     if not claimed:
         return 0
     messages = list(OutboundMessage.objects.filter(pk__in=claimed, status=OutboundMessage.Status.SENDING)
@@ -128,7 +143,8 @@ def _connected_hop(message: OutboundMessage, relay: Relay, providers: dict[int, 
         return None
     if mailbox.pk not in providers:
         server = SubmissionServer.of_provider(connected_smtp_server(mailbox))
-        providers[mailbox.pk] = sessions.enter_context(Relay(server=server))
+        deadline = sessions.enter_context(Deadline(settings.CONNECTED_MAILBOX_SEND_SECONDS))
+        providers[mailbox.pk] = sessions.enter_context(Relay(server=server, deadline=deadline))
     return providers[mailbox.pk]
 
 
@@ -139,6 +155,22 @@ def _renew(ids: list[int]) -> datetime:
     OutboundMessage.objects.filter(pk__in=ids, status=OutboundMessage.Status.SENDING).update(
         claimed_until=now + CLAIM_TIMEOUT)
     return now + CLAIM_TIMEOUT / 2
+
+
+def _claim_held(message: OutboundMessage) -> bool:
+    """Whether this worker still holds its claim of the row, renewed when it is near its end; a
+    lapsed claim another worker took since (its claim counted one more attempt) is never sent here."""
+    now = timezone.now()
+    if message.claimed_until is not None and now < message.claimed_until - CLAIM_MARGIN:
+        return True
+    held_until = now + CLAIM_TIMEOUT
+    renewed = OutboundMessage.objects.filter(pk=message.pk, status=OutboundMessage.Status.SENDING,
+                                             attempts=message.attempts).update(claimed_until=held_until)
+    if not renewed:
+        log.warning("outbound message %s not sent: its claim lapsed and another worker took it", message.pk)
+        return False
+    message.claimed_until = held_until
+    return True
 
 
 def outbound_next_due() -> datetime | None:
@@ -237,7 +269,7 @@ def _signing_domain(message: OutboundMessage) -> str:
 
 def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | None:
     """Build, sign and hand over one claimed message; its new state is set, to be saved with the
-    batch. None when it ended here (failed and saved on its own)."""
+    batch. None when it ended here (failed and saved on its own), or is another worker's now."""
     handed_over = message.payload.pop("handed_over", None)  # by a worker that stopped before recording it
     if message.attempts > MAX_ATTEMPTS and handed_over is None:  # claimed again and again, never finished
         _fail(message, f"554 5.3.0 Not sent: the worker stopped {MAX_ATTEMPTS} times while sending it")
@@ -273,6 +305,8 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
         # Bulk mail goes out with its signed return path, so its bounces name exactly this message.
         envelope_from = return_path_for(message) if message.payload.get("verp") else mailbox.address
         if handed_over is None:
+            if not _claim_held(message):
+                return None
             outcomes = relay.send(envelope_from, pending, raw)
             _note_hand_over(message, outcomes)
         else:
@@ -319,6 +353,7 @@ def _note_hand_over(message: OutboundMessage, outcomes: list[Outcome]) -> None:
 def _record(attempts: list[Attempt]) -> bool:
     """The batch's new states, events and outcome reports in one transaction. Should that fail,
     each message goes back to its retry schedule (as an error while sending one would)."""
+    attempts = _still_held(attempts)
     if not attempts:
         return True
     try:
@@ -338,6 +373,19 @@ def _record(attempts: list[Attempt]) -> bool:
             _retry_or_fail(attempt.message.pk, _internal_error(error))
         return False
     return True
+
+
+def _still_held(attempts: list[Attempt]) -> list[Attempt]:
+    """The attempts whose rows this worker still holds: a row another worker claimed since (a
+    lapsed claim) is that worker's to record, with the answers noted on it."""
+    held = set(OutboundMessage.objects.filter(pk__in=[a.message.pk for a in attempts],
+                                              status=OutboundMessage.Status.SENDING)
+               .values_list("pk", "attempts"))
+    kept = [a for a in attempts if (a.message.pk, a.message.attempts) in held]
+    if len(kept) < len(attempts):
+        log.warning("outbound messages %s not recorded here: another worker claimed them since",
+                    [a.message.pk for a in attempts if a not in kept])
+    return kept
 
 
 def _save_states(messages: list[OutboundMessage]) -> None:

@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from datetime import timedelta
 from functools import cache
 
+from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.validators import validate_email
 from django.db import connection, transaction
@@ -27,6 +28,7 @@ from mailcore.sending.rendering import render
 from mailcore.sending.mail_templates import template_get
 from mailcore.jobs import DISPATCH_DUE_MAIL, enqueue
 from mailcore.rawrows import Columns, instances, table
+from mailcore.throttle import action_count
 
 log = logging.getLogger(__name__)
 
@@ -231,6 +233,9 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
     if not mailbox.is_managed:  # a connected mailbox: through its provider, or our relay on its verified domain
         payload["via"] = route
     reserve = not sandbox and route == "platform"
+    if not sandbox and route == "provider":  # no quota of ours holds these back: an hourly limit does
+        action_count(f"provider-sends:{account.pk}", limit=settings.CONNECTED_MAILBOX_SENDS_PER_HOUR,
+                     what="messages sent through connected mailboxes' own servers")
     # A send that reserves no quota is one INSERT, atomic on its own; with quota, the row goes in
     # first so that the quota rows stay locked only from their UPDATEs to the commit.
     with transaction.atomic() if reserve else nullcontext():

@@ -56,6 +56,16 @@ class StoreUnavailable(StoreError):
         return f"The mail server could not be reached: {self}"
 
 
+class StoreBusy(StoreUnavailable):
+    """The account already has as many sessions open with its provider as it may; retry_after says when to try again."""
+
+    code = ErrorCode.RATE_LIMITED
+
+    @property
+    def detail(self) -> str:
+        return str(self)
+
+
 class QuotaExceeded(StoreError):
     code = ErrorCode.STORAGE_FULL
 

@@ -6,9 +6,9 @@ from mailcore.fieldcrypt import decrypt
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.base import MailStore
 
-# A connected provider's answer to one command (a search of a large folder takes a while); the
-# connection and login get CONNECTED_MAILBOX_CHECK_SECONDS.
-CONNECTED_READ_TIMEOUT_SECONDS = 15
+# A connected provider's answer to one command; the connection and login get
+# CONNECTED_MAILBOX_CHECK_SECONDS, the whole session CONNECTED_MAILBOX_SESSION_SECONDS.
+CONNECTED_READ_TIMEOUT_SECONDS = 10
 
 
 def store_for(mailbox: Mailbox) -> MailStore:
@@ -34,15 +34,20 @@ def store_for(mailbox: Mailbox) -> MailStore:
 
 
 def connected_store(mailbox: Mailbox) -> MailStore:
-    """The provider a connected mailbox lives at, with the owner's own login."""
+    """The provider a connected mailbox lives at, with the owner's own login: its account's sessions
+    counted, and nothing read that is larger than a message its plan would take (attachments
+    base64-encoded, and a megabyte of text and headers)."""
     from mailcore.store.imap import ImapStore
 
+    max_message = (mailbox.effective_plan.attachment_max_mb * 4 // 3 + 1) * 1024 * 1024
     return ImapStore(
         host=mailbox.imap_host,
         port=mailbox.imap_port,
         username=mailbox.imap_username,
         password=decrypt(mailbox.imap_password_encrypted),
         tls=mailbox.imap_tls,
-        timeout=CONNECTED_READ_TIMEOUT_SECONDS,
+        timeout=min(CONNECTED_READ_TIMEOUT_SECONDS, settings.CONNECTED_MAILBOX_SESSION_SECONDS),
         remote=True,
+        sessions_key=f"connected-sessions:{mailbox.account_id}",
+        max_literal=max_message,
     )

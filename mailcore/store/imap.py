@@ -22,6 +22,7 @@ from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
@@ -33,7 +34,7 @@ from imapclient.util import chunk
 
 from mailcore.paging import page_window
 from mailcore.netsafety import Deadline
-from mailcore.remotemail import ProviderError, imap_open
+from mailcore.remotemail import ProviderError, ResponseTooLarge, imap_open
 from mailcore.store.base import (
     DEFAULT_FOLDERS,
     FLAGGED,
@@ -51,6 +52,7 @@ from mailcore.store.base import (
     QuotaExceeded,
     StoredMessage,
     StoreError,
+    StoreBusy,
     StoreUnavailable,
     trace_headers,
     validate_folder,
@@ -337,6 +339,37 @@ def _alive(client: IMAPClient, idle: float) -> bool:
         return False
 
 
+@contextmanager
+def _session_slot(key: str | None) -> Iterator[None]:
+    """One of the CONNECTED_MAILBOX_SESSIONS_PER_ACCOUNT sessions counted under `key` (shared by
+    every process through the cache, forgotten after a few session lifetimes should a process die
+    holding one); StoreBusy with Retry-After when all are taken."""
+    if key is None:
+        yield
+        return
+    seconds = settings.CONNECTED_MAILBOX_SESSION_SECONDS
+    cache.add(key, 0, timeout=seconds * 3)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, timeout=seconds * 3)
+        count = 1
+    if count > settings.CONNECTED_MAILBOX_SESSIONS_PER_ACCOUNT:
+        _session_end(key)
+        raise StoreBusy(f"At most {settings.CONNECTED_MAILBOX_SESSIONS_PER_ACCOUNT} reads of connected mailboxes "
+                        "at once per account; the provider is slow to answer.",
+                        retry_after=seconds)
+    try:
+        yield
+    finally:
+        _session_end(key)
+
+
+def _session_end(key: str) -> None:
+    with suppress(ValueError):  # the count expired meanwhile
+        cache.decr(key)
+
+
 class _Pool:
     """Thread-safe; a connection taken out is its taker's alone until it is given back."""
 
@@ -409,16 +442,20 @@ _ALONGSIDE = _Alongside()
 
 class ImapStore:
     def __init__(self, host: str, port: int, username: str, password: str, tls: bool, timeout: float, *,
-                 pooled: bool = False, usage_clone: str | None = None, remote: bool = False):
+                 pooled: bool = False, usage_clone: str | None = None, remote: bool = False,
+                 sessions_key: str | None = None, max_literal: int | None = None):
         """usage_clone: the address our Dovecot copies this mailbox's usage under (dovecot_quota);
         None for a mailbox at another provider. remote: a server the caller named (a connected
         mailbox's provider), reached only at a checked public address (mailcore.remotemail), whose
-        words on connecting are not repeated."""
+        words on connecting are not repeated. sessions_key: counts the sessions open under it
+        (its account's), at most CONNECTED_MAILBOX_SESSIONS_PER_ACCOUNT at once. max_literal: the
+        longest message or part read from the server."""
         self.host, self.port, self.tls, self.timeout = host, port, tls, timeout
         self.username, self.password = username, password
         self.pooled = pooled
         self.usage_clone = usage_clone
         self.remote = remote
+        self.sessions_key, self.max_literal = sessions_key, max_literal
 
     def __repr__(self) -> str:
         return f"ImapStore({self.username!r} at {self.host}:{self.port})"
@@ -428,7 +465,7 @@ class ImapStore:
             try:
                 client = imap_open(self.host, self.port, self.tls, self.username, self.password,
                                    connect_timeout=settings.CONNECTED_MAILBOX_CHECK_SECONDS, read_timeout=self.timeout,
-                                   deadline=deadline)
+                                   deadline=deadline, max_literal=self.max_literal)
             except ProviderError as error:
                 raise StoreUnavailable(str(error)) from None
             client.normalise_times = False
@@ -458,7 +495,7 @@ class ImapStore:
         key = (self.host, self.port, self.tls, self.username, self.password) if self.pooled and not fresh else None
         # A provider the caller named gets a whole session's time at most, whatever it does.
         deadline = Deadline(settings.CONNECTED_MAILBOX_SESSION_SECONDS) if self.remote else None
-        with deadline or nullcontext():
+        with _session_slot(self.sessions_key), deadline or nullcontext():
             with self._client(key, deadline) as client:
                 yield client
 
@@ -469,6 +506,13 @@ class ImapStore:
         try:
             yield client
             broken = False
+        except ResponseTooLarge:
+            with suppress(OSError):
+                client.shutdown()  # the rest of the literal is still coming: nothing more is read
+            client = None
+            megabytes = (self.max_literal or 0) // (1024 * 1024)
+            raise StoreError(f"a message at {self.host} is larger than this plan's {megabytes} MB; read it at the "
+                             "provider") from None
         except (IMAPClientAbortError, OSError) as exc:
             said = "" if self.remote else f": {exc}"
             raise StoreUnavailable(f"lost the connection to the mail server {self.host}{said}") from None
@@ -479,7 +523,9 @@ class ImapStore:
             broken = False
             raise
         finally:
-            if key and not broken and _unselected(client):
+            if client is None:
+                pass
+            elif key and not broken and _unselected(client):
                 _POOL.give(key, client)
             else:
                 _logout(client)
