@@ -31,7 +31,7 @@ def forget_unproven_connected(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("mailcore", "0031_smallui_admin_labels"),
+        ("mailcore", "0032_books_addressbook_color"),
     ]
 
     operations = [
