@@ -117,9 +117,8 @@ def test_a_partner_imports_contacts_and_sends_a_two_step_campaign(plans, page, l
     test.get_by_label("Send a test to").fill("partner@example.test")
     test.get_by_role("button", name="Send test").click()
     expect(test).to_contain_text("Sent to partner@example.test")
-    # not a contact: the name fields are empty, as the engine would fill them
-    assert [subject.strip() for subject in OutboundMessage.objects.values_list("payload__subject", flat=True)] == [
-        "[Test] Hello"]
+    # not a contact: personalised for the audience's first contact, as the preview shows it
+    assert list(OutboundMessage.objects.values_list("payload__subject", flat=True)) == ["[Test] Hello Ann"]
     assert not Enrollment.objects.exists()
     both("campaign-journey-draft")
 

@@ -95,6 +95,7 @@ STATE_REFUSALS = re.compile("|".join([
     r"without its provider's submission server",  # a connected mailbox that cannot send
     r"set by an operator",  # the demo premium plan is an operator's grant, not a subscription to change
     r"accounts only",
+    r"your billing currency",  # a partner's prices and payouts are in its own currency, not the request's
     r"may not be before",  # an end before its start: a rule between two fields
     r"required to pay",
     r"no template with this id",  # a template id the account does not have  # a return_url needed only when the account's change needs a checkout  # bank transfer is for NGN accounts: the currency is the account's, not the request's
