@@ -43,6 +43,31 @@ class _OwnerQuery(page_query(default_size=50, max_size=100, name="CollectionPage
         return managed_mailbox(self.context["account"], value)
 
 
+def _owner_page(request, *, key: str, output, default_for, listing) -> Response:
+    """One page of the account's calendars or address books, a named mailbox's default made on first use."""
+    account = request_account(request)
+    query = _OwnerQuery(data=request.query_params, context={"account": account})
+    query.is_valid(raise_exception=True)
+    params = query.validated_data
+    mailbox = params.get("mailbox")
+    if mailbox is not None:
+        default_for(account=account, mailbox=mailbox)
+    collections = listing(account=account, mailbox=mailbox)
+    page, per_page = params["page"], params["per_page"]
+    return Response(output({key: page_window(collections, page=page, size=per_page),
+                            "total": collections.count(), "page": page, "per_page": per_page}).data)
+
+
+def _owner_create(request, *, input_class, output, create) -> Response:
+    """A new calendar or address book, the account's own or a managed mailbox's."""
+    account = request_account(request)
+    data = input_class(data=request.data, context={"account": account})
+    data.is_valid(raise_exception=True)
+    fields = dict(data.validated_data)
+    collection = create(account=account, mailbox=fields.pop("mailbox", None), **fields)
+    return Response(output(collection).data, status=201)
+
+
 class CalendarOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -110,29 +135,15 @@ class CalendarListCreateApi(APIView):
                    description=f"{GATE} The account's own and its mailboxes' (or one mailbox's, its default made "
                    "on first use), default first, then by name.")
     def get(self, request):
-        account = request_account(request)
-        query = _OwnerQuery(data=request.query_params, context={"account": account})
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        mailbox = params.get("mailbox")
-        if mailbox is not None:
-            calendar_for(account=account, mailbox=mailbox)
-        calendars = account_calendars(account=account, mailbox=mailbox)
-        page, per_page = params["page"], params["per_page"]
-        return Response(CalendarPageOutput({"calendars": page_window(calendars, page=page, size=per_page),
-                                            "total": calendars.count(), "page": page, "per_page": per_page}).data)
+        return _owner_page(request, key="calendars", output=CalendarPageOutput, default_for=calendar_for,
+                           listing=account_calendars)
 
     @extend_schema(tags=["calendar"], operation_id="calendar_calendars_create", request=CalendarInput,
                    responses={201: CalendarOutput, 403: OpenApiResponse(description=LIMIT)},
                    summary="Create a calendar (scope calendar:write)",
                    description=f"{GATE} {LIMIT} A mailbox's shows up in its owner's webmail and sync clients.")
     def post(self, request):
-        account = request_account(request)
-        data = CalendarInput(data=request.data, context={"account": account})
-        data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        calendar = calendar_create(account=account, mailbox=fields.pop("mailbox", None), **fields)
-        return Response(CalendarOutput(calendar).data, status=201)
+        return _owner_create(request, input_class=CalendarInput, output=CalendarOutput, create=calendar_create)
 
 
 class CalendarDetailApi(APIView):
@@ -225,28 +236,15 @@ class AddressBookListCreateApi(APIView):
                    description=f"{GATE} The account's own and its mailboxes' (or one mailbox's, its default made "
                    "on first use), default first, then by name. Hosting partners' client books are not here.")
     def get(self, request):
-        account = request_account(request)
-        query = _OwnerQuery(data=request.query_params, context={"account": account})
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        mailbox = params.get("mailbox")
-        if mailbox is not None:
-            address_book_for(account=account, mailbox=mailbox)
-        books = account_address_books(account=account, mailbox=mailbox)
-        page, per_page = params["page"], params["per_page"]
-        return Response(AddressBookPageOutput({"address_books": page_window(books, page=page, size=per_page),
-                                               "total": books.count(), "page": page, "per_page": per_page}).data)
+        return _owner_page(request, key="address_books", output=AddressBookPageOutput,
+                           default_for=address_book_for, listing=account_address_books)
 
     @extend_schema(tags=["contacts"], operation_id="contacts_address_books_create", request=AddressBookInput,
                    responses={201: AddressBookOutput, 403: OpenApiResponse(description=LIMIT)},
                    summary="Create an address book (scope contacts:write)", description=f"{GATE} {LIMIT}")
     def post(self, request):
-        account = request_account(request)
-        data = AddressBookInput(data=request.data, context={"account": account})
-        data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        book = address_book_create(account=account, mailbox=fields.pop("mailbox", None), **fields)
-        return Response(AddressBookOutput(book).data, status=201)
+        return _owner_create(request, input_class=AddressBookInput, output=AddressBookOutput,
+                             create=address_book_create)
 
 
 class AddressBookDetailApi(APIView):
