@@ -166,7 +166,7 @@ class HostingContactListApi(ClientBookApi):
         fields = dict(data.validated_data)
         group = group_of(book, fields.pop("group_id", None))
         contact_address_free(book=book, email=fields["email"])
-        contact = contact_create(book=book, name=fields.pop("name", "") or fields["email"],
+        contact = contact_create(book=book, name=fields.pop("name", ""),
                                  groups=[group.name] if group else [], **fields)
         return Response(HostingContactOutput(contact).data, status=201)
 

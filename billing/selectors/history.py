@@ -4,7 +4,7 @@ Every lookup is scoped to the account: another account's purchase or payment doe
 (DoesNotExist, which the portal answers with 404)."""
 from datetime import timedelta
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from billing.models import Payment, Purchase
@@ -40,9 +40,17 @@ def buyer_purchase_get(*, reference: str) -> Purchase:
 
 
 def account_payments_declined(*, account: Account, days: int = 14, limit: int = 5) -> list[Purchase]:
-    """Checkouts of the account declined at the provider lately (the billing page's notice), newest first."""
+    """Checkouts of the account declined at the provider lately and not paid since (the billing page's
+    notice), newest first: a later paid checkout for the same mailbox, or of the same kind for the
+    account's own purchases, settles the notice."""
     since = timezone.now() - timedelta(days=days)
+    paid_since = Purchase.objects.filter(account=account, status=Purchase.Status.PAID, kind=OuterRef("kind"),
+                                         created_at__gt=OuterRef("created_at"))
+    paid_for_mailbox = paid_since.filter(partner_mailbox=OuterRef("partner_mailbox"))
+    paid_for_account = paid_since.filter(partner_mailbox__isnull=True)
     return list(Purchase.objects.filter(account=account, status=Purchase.Status.FAILED, created_at__gte=since)
+                .exclude(Q(partner_mailbox__isnull=False) & Exists(paid_for_mailbox))
+                .exclude(Q(partner_mailbox__isnull=True) & Exists(paid_for_account))
                 .select_related("partner_mailbox__mailbox")[:limit])
 
 

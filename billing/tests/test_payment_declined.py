@@ -153,6 +153,7 @@ def test_a_declined_customer_is_told_the_truth_retries_and_pays_and_the_partner_
     assert "Payment confirmed" in confirmed and "ann@acme.test is on" in confirmed
     assert Mailbox.objects.get(address="ann@acme.test").is_active
     assert "Your customer's payment was declined" not in text(portal.get(f"/portal/mailboxes/{partner_mailbox.pk}/"))
+    assert "Payment declined" not in text(portal.get("/portal/billing/"))  # paid on retry: nothing to chase
     # the old link now says its checkout is closed: nothing more to retry
     assert "This checkout is closed" in text(client.get(f"{THANKS}?reference={first.reference}"))
     assert client.post(RETRY, {"reference": first.reference})["Location"] == f"{THANKS}?reference={first.reference}"

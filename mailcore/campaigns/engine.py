@@ -65,8 +65,11 @@ PLACEHOLDER = re.compile(r"\{\{\s*(name|first_name|email)\s*(?:\|([^{}|]*))?\}\}
 
 def personalise(text: str, enrollment: Enrollment, *, as_html: bool = True) -> str:
     """{{name}}, {{first_name}} and {{email}} in a step's subject or HTML (values escaped in HTML), each
-    with an optional fallback for an empty value, {{first_name|there}} (the author's own text, as written)."""
+    with an optional fallback for an empty value, {{first_name|there}} (the author's own text, as written).
+    A name that is only the address (what a contact given no name is called) counts as no name."""
     name = (enrollment.name or "").strip()
+    if name.lower() == (enrollment.email or "").strip().lower():
+        name = ""
     values = {"name": name, "first_name": name.split(" ")[0] if name else "", "email": enrollment.email}
 
     def fill(found: re.Match) -> str:

@@ -177,7 +177,7 @@ def contacts_csv_apply_row(*, book: AddressBook, row: CsvRow) -> bool:
     contact = (Contact.objects.filter(book=book).alias(address=Lower("email")).filter(address=row.email)
                .order_by("pk").prefetch_related("groups").first())
     if contact is None:
-        contact = contact_create(book=book, name=row.name or row.email, email=row.email, phone=row.phone,
+        contact = contact_create(book=book, name=row.name, email=row.email, phone=row.phone,
                                  company=row.company, notes=row.notes, groups=[row.group] if row.group else [])
         row.contact_id = contact.pk
         return True

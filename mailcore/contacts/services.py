@@ -146,6 +146,15 @@ def _groups_named(book: AddressBook, names: list[str]) -> list[ContactGroup]:
     return groups
 
 
+def _named(fields: vcard.CardFields) -> vcard.CardFields:
+    """A contact given only an address is named after it (a vCard needs a name: FN)."""
+    if not fields.name.strip():
+        if not fields.email:
+            raise ContactInvalid("A contact needs a name or an email address.")
+        fields.name = fields.email
+    return fields
+
+
 def _save(contact: Contact, fields: vcard.CardFields, *, text: str | None = None) -> Contact:
     """Store the fields (and the vCard: `text` as a client sent it, else rendered), log the change."""
     contact.vcard = text if text is not None else vcard.build(fields, base=contact.vcard or None)
@@ -165,13 +174,13 @@ def _fields(contact: Contact) -> vcard.CardFields:
 
 
 @transaction.atomic
-def contact_create(*, book: AddressBook, name: str, email: str = "", phone: str = "", company: str = "",
+def contact_create(*, book: AddressBook, name: str = "", email: str = "", phone: str = "", company: str = "",
                    notes: str = "", groups: list[str] | tuple = ()) -> Contact:
     uid = vcard.new_uid()
     contact = Contact(book=book, uid=uid, href=f"{uid}.vcf")
     fields = vcard.CardFields(uid=uid, name=name.strip(), email=email.strip().lower(), phone=phone.strip(),
                               company=company.strip(), notes=notes, groups=list(groups))
-    return _save(contact, fields)
+    return _save(contact, _named(fields))
 
 
 @transaction.atomic
@@ -185,7 +194,7 @@ def contact_update(*, contact: Contact, groups: list[str] | None = None, **chang
         setattr(fields, name, value.strip().lower() if name == "email" else value.strip() if name != "notes" else value)
     if groups is not None:
         fields.groups = list(groups)
-    return _save(contact, fields)
+    return _save(contact, _named(fields))
 
 
 @transaction.atomic

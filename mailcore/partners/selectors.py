@@ -163,7 +163,10 @@ PARTNER_FEATURES = frozenset({"webhooks"})
 
 def account_has_feature(*, account, feature: str) -> bool:
     """The one feature gate: the account's plan, and for a working hosting partner its partner features too."""
-    if account.plan.has_feature(feature):
-        return True
+    return account.plan.has_feature(feature) or partner_grants_feature(account=account, feature=feature)
+
+
+def partner_grants_feature(*, account, feature: str) -> bool:
+    """Whether the account has the feature on any plan, as a working (trial or active) hosting partner."""
     partner = getattr(account, "partner", None)
     return feature in PARTNER_FEATURES and partner is not None and partner.is_operational

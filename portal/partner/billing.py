@@ -45,6 +45,7 @@ from billing.services.partners import (
 from billing.services.plans import SamePlan, plan_change, plan_subscription
 from mailcore.accounts.models import Account, Plan
 from mailcore.partners.models import HostingPartner
+from mailcore.partners.selectors import partner_grants_feature
 from portal.checkout.redirects import allow_form_redirects, provider_checkout_origins
 from portal.htmx import regions
 from portal.partner.access import found_or_404, partner_required
@@ -165,10 +166,15 @@ def _plan_currency(account: Account, subscription) -> str:
     return partner.billing_currency if partner is not None else "usd"
 
 
+def _feature_label(label: str, on_plan: bool, granted: bool) -> str:
+    return f"{label} (with your partner account)" if granted and not on_plan else label
+
+
 def _plan_rows(account: Account, subscription, currency: str) -> list[dict]:
     prices = plan_prices(currency)
     current = account.plan
     cancelling = bool(subscription and subscription.cancel_at_period_end)
+    granted = {feature for feature in Plan.FEATURES if partner_grants_feature(account=account, feature=feature)}
     rows = []
     for plan in Plan.objects.filter(code__in=PLAN_CODES).order_by("rank"):
         if plan.code == current.code:
@@ -182,7 +188,9 @@ def _plan_rows(account: Account, subscription, currency: str) -> list[dict]:
             "plan": plan,
             "price": None if plan.code == "free" else prices.get(plan.code),
             "action": action,
-            "features": [(label, plan.has_feature(feature)) for feature, label in Plan.FEATURES.items()],
+            "features": [(_feature_label(label, plan.has_feature(feature), feature in granted),
+                          plan.has_feature(feature) or feature in granted)
+                         for feature, label in Plan.FEATURES.items()],
             "quotas": [
                 ("Sends a day", f"{plan.sends_per_day:,}"),
                 ("Storage per mailbox", storage_label(plan.storage_mb)),

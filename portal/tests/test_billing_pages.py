@@ -524,3 +524,11 @@ def test_an_upgrade_the_provider_does_not_answer_is_a_502_and_leaves_the_plan(ch
     assert not Purchase.objects.exists()
     charlie.account.refresh_from_db()
     assert charlie.account.plan.code == "free"
+
+
+def test_the_plan_comparison_shows_webhooks_on_every_plan_for_a_working_partner(alice_client, charlie_client):
+    page = html(alice_client.get(BILLING))
+    assert "Not included: </span>Webhooks" not in page
+    assert page.count('Included: </span>Webhooks (with your partner account)') >= 1
+    assert 'Included: </span>Webhooks (with' not in html(charlie_client.get(BILLING))
+    assert "Not included: </span>Webhooks" in html(charlie_client.get(BILLING))

@@ -316,6 +316,20 @@ def test_a_test_send_to_an_address_outside_the_book_is_personalised_for_the_grou
     assert message.payload["to"] == ["me@tester.test"]
 
 
+def test_a_contact_imported_without_a_name_gets_the_fallback_not_its_address(
+        alice_client, partner_mailbox, campaign, book):
+    book.contacts.all().delete()
+    imported = alice_client.post(f"/portal/mailboxes/{partner_mailbox.pk}/contacts/import/",
+                                 {"text": "email\nann@bakery.test\n"}, follow=True)
+    assert imported.status_code == 200 and book.contacts.get().email == "ann@bakery.test"
+    step = campaign.steps.get()
+    step_update(step=step, subject="{{first_name}}, pre-order", body_html="<p>Hi {{first_name|there}}, {{ name }}.</p>")
+    alice_client.post(url(partner_mailbox, f"{campaign.pk}/test/"), {"to": "me@tester.test", "step": str(step.pk)})
+    message = OutboundMessage.objects.get()
+    assert message.payload["subject"] == "[Test] , pre-order"
+    assert "Hi there, ." in message.payload["body_html"]
+
+
 def test_with_nobody_in_the_audience_tests_and_previews_use_the_built_in_sample_and_fallbacks(
         alice_client, partner_mailbox, campaign, book):
     book.contacts.all().delete()

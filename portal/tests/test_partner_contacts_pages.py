@@ -124,6 +124,19 @@ def test_adding_a_contact_saves_it_in_the_clients_book(alice_client, partner_mai
     assert [group.name for group in contact.groups.all()] == ["Customers"]
 
 
+def test_a_contact_given_only_an_address_is_named_after_it(alice_client, partner_mailbox, book):
+    response = alice_client.post(url(partner_mailbox, "add/"), {"email": "Ann@Bakery.test"}, **HTMX)
+    assert response.status_code == 200
+    assert "ann@bakery.test" in response.content.decode()
+    contact = Contact.objects.get()
+    assert contact.name == "ann@bakery.test" and "FN:ann@bakery.test" in contact.vcard
+
+    edited = alice_client.post(url(partner_mailbox, f"{contact.pk}/"), {"name": "", "email": "ann@bakery.test"})
+    assert edited.status_code == 302
+    contact.refresh_from_db()
+    assert contact.name == "ann@bakery.test" and "FN:ann@bakery.test" in contact.vcard
+
+
 def test_a_bad_address_comes_back_next_to_its_field_and_nothing_is_saved(alice_client, partner_mailbox, book):
     response = alice_client.post(url(partner_mailbox, "add/"), {"name": "Ann", "email": "not-an-address"})
     assert response.status_code == 422
