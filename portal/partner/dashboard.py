@@ -33,14 +33,19 @@ def dashboard(request):
         ("Attachments per message", storage_label(plan.attachment_max_mb)),
     ]
     partner = getattr(account, "partner", None)
+    counts = account_overview(account=account)
+    hosting = partner_dashboard(partner) if partner is not None and partner.is_operational else None
     context = {
         "features": [(label, account_has_feature(account=account, feature=feature))
                      for feature, label in Plan.FEATURES.items()],
         "quotas": quotas,
-        "counts": account_overview(account=account),
+        "counts": counts,
         "partner": partner,
         # A working partner's figures, charts and to-dos (portal.partner.dashboard).
-        "hosting": partner_dashboard(partner) if partner is not None and partner.is_operational else None,
+        "hosting": hosting,
+        # Domains (and so mailboxes) come with the partner programme: only a working partner adds them,
+        # and an account keeps the ones it already has.
+        "domains_open": hosting is not None or bool(counts["domains"]),
     }
     return render(request, "portal/dashboard.html", context)
 

@@ -63,3 +63,38 @@ def test_a_working_partner_is_sent_to_its_own_domain_pages(client, charlie):
     client.force_login(charlie)
     response = client.get("/portal/account/domains/")
     assert response.status_code == 302 and response["Location"] == "/portal/domains/"
+
+
+def _get_started(page: str) -> str:
+    return page.split('id="start-heading"', 1)[1].split("</section>", 1)[0]
+
+
+def test_a_free_accounts_get_started_box_offers_only_what_its_plan_allows(client, charlie):
+    client.force_login(charlie)
+    steps = _get_started(client.get("/").content.decode())
+    assert "Add a domain" not in steps and "Create a mailbox" not in steps and "verified domain" not in steps
+    assert "Create an API key" in steps
+    assert ('Your own domains and mailboxes come with the <a href="/portal/partner/apply/">hosting partner '
+            'program</a>.') in steps
+
+
+def test_a_pending_partners_get_started_box_waits_for_approval(client, charlie):
+    hosting_partner_enable(account=charlie.account, status="pending")
+    client.force_login(charlie)
+    steps = _get_started(client.get("/").content.decode())
+    assert "Wait for partner approval" in steps and "Add a domain" not in steps
+
+
+@pytest.mark.parametrize("status", ["trial", "active"])
+def test_a_working_partners_get_started_box_offers_domains_and_mailboxes(client, charlie, status):
+    hosting_partner_enable(account=charlie.account, status=status)
+    client.force_login(charlie)
+    steps = _get_started(client.get("/").content.decode())
+    assert "Add a domain" in steps and "Create a mailbox" in steps and "partner program" not in steps
+
+
+def test_an_account_with_its_own_domain_keeps_the_domain_steps(client, alice):
+    make_domain(alice.account, "example.test")
+    client.force_login(alice)
+    steps = _get_started(client.get("/").content.decode())
+    assert "Add a domain" in steps and "steps__item--done" in steps
