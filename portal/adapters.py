@@ -70,7 +70,8 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def send_mail(self, template_prefix: str, email: str, context_data: dict) -> None:
         """allauth's mails greet from the current site; without django.contrib.sites that is the
-        request's host ("Hello from 127.0.0.1:8000!"), so they get the product's name instead."""
+        request's host ("Hello from 127.0.0.1:8000!"), so they get the product's name instead; the
+        texts that named the site by its host say its name too (templates/account/email)."""
         request = context.request
         host = request.get_host() if request is not None else ""
         super().send_mail(template_prefix, email, {"current_site": NamedSite(settings.SITE_NAME, host),

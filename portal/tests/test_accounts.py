@@ -39,6 +39,25 @@ def test_the_verification_mail_greets_from_the_product_not_the_host(client):
     assert "127.0.0.1:8211!" not in message.body and "[127.0.0.1" not in message.subject
 
 
+def test_the_verification_mail_names_the_product_everywhere_and_links_to_the_public_address(client):
+    client.post("/accounts/signup/", {"email": "dana@example.test", "password1": PASSWORD, "password2": PASSWORD},
+                HTTP_HOST="127.0.0.1:8211")
+    body = mail.outbox[0].body
+    assert "has given your email address to register an account on Mailwell." in body
+    assert body.rstrip().endswith("Thank you for using Mailwell!")
+    links = re.findall(r"https?://127\.0\.0\.1:8211/\S+", body)
+    assert len(links) == 1 and "/accounts/confirm-email/" in links[0]
+    assert body.replace(links[0], "").count("127.0.0.1") == 0
+
+
+def test_the_password_reset_mail_is_signed_with_the_product_name(client, alice):
+    client.post("/accounts/password/reset/", {"email": alice.email}, HTTP_HOST="127.0.0.1:8211")
+    body = mail.outbox[0].body
+    assert body.startswith("Hello from Mailwell!") and body.rstrip().endswith("Thank you for using Mailwell!")
+    links = re.findall(r"https?://127\.0\.0\.1:8211/\S+", body)
+    assert len(links) == 1 and body.replace(links[0], "").count("127.0.0.1") == 0
+
+
 def test_confirming_the_email_logs_in_and_opens_the_dashboard(client):
     client.post("/accounts/signup/", {"email": "dana@example.test", "password1": PASSWORD, "password2": PASSWORD})
     confirm = link_in(mail.outbox[0])
