@@ -313,10 +313,11 @@ def mailbox_new(request, partner):
                                           "and the password you chose.")
             url = _detail_url(created)
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    pool = [row for row in partner_slot_pool(partner=partner) if row["plan_type"]]
+    # slots bought for no plan get their own row, so the rows add up to the unused total
+    pool = [{**row, "name": form.plan_names.get(row["plan_type"], row["plan_type"].title()) if row["plan_type"]
+             else "Any plan"} for row in partner_slot_pool(partner=partner)]
     context = {"form": form, "summary": partner_summary(partner=partner), "partner": partner, "retail_prices": prices,
-               "pool": [{**row, "name": form.plan_names.get(row["plan_type"], row["plan_type"].title())}
-                        for row in pool],
+               "pool": pool,
                "slot_shortage": shortage}
     if request.htmx and request.method == "POST":
         return regions(request, NEW_TEMPLATE, ["mailbox-form"], context)

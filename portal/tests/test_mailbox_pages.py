@@ -299,6 +299,14 @@ def test_a_pro_mailbox_without_pro_slots_names_the_plan_that_has_them_and_offers
     assert PartnerMailbox.objects.get(mailbox__local_part="bea").plan_type == "premium"
 
 
+def test_the_slot_counts_add_up_with_a_row_for_slots_that_fit_any_plan(alice_client, partner):
+    slots_grant(partner=partner, count=2, plan_type="premium")
+    html = alice_client.get(NEW).content.decode()
+    rows = dict(re.findall(r'<div class="kv__row"><dt>([^<]+)</dt><dd>([^<]+)</dd></div>', html))
+    assert rows["Unused slots"] == "7"
+    assert rows["Pro slots"] == "0 unused" and rows["Premium slots"] == "2 unused" and rows["Any plan"] == "5 unused"
+
+
 def test_buy_slots_for_the_missing_plan_opens_with_that_plan_chosen(alice_client, partner):
     html = alice_client.get("/portal/billing/slots/?plan_type=premium").content.decode()
     assert re.search(r'<input type="radio" name="plan_type" value="premium"[^>]*checked', html)
