@@ -29,5 +29,8 @@ def test_the_mail_apps_page_says_no_mail_server_runs_with_the_embedded_store(pla
         expect(page.get_by_role("heading", name="Mail apps cannot connect to this server")).to_be_visible()
         expect(page.get_by_role("link", name="Download the profile")).to_have_count(0)
         expect(page.get_by_role("rowheader", name="Contacts (CardDAV)")).to_be_visible()
+        dav_row = page.get_by_role("row", name="Contacts (CardDAV)")
+        expect(dav_row).to_contain_text(f"{live_server.url}/dav/")  # where this owner reaches the webmail
+        expect(dav_row).to_contain_text("None (plain HTTP)")
         assert page.evaluate("document.documentElement.scrollWidth") <= size["width"] + 1, width
         screenshot(f"webmail-mail-apps-embedded-{width}")

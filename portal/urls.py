@@ -4,7 +4,7 @@ at /dav/ and mail-client autoconfiguration. The one
 place portal names the API (by module path)."""
 from django.urls import include, path
 
-from portal import signin
+from portal import favicon, signin
 from portal.console.admin import site as operator_site
 from portal.ops import health, metrics
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics, name="metrics"),
+    path("favicon.ico", favicon.favicon, name="favicon"),
     path("", include("dav.urls")),
     path("", include("portal.autoconfig.urls")),
     path("", include("portal.unsubscribe_urls")),

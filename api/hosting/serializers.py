@@ -52,8 +52,10 @@ class PartnerMailboxOutput(serializers.Serializer):
     plan_type = serializers.CharField()
     status = serializers.CharField()
     is_trial = serializers.BooleanField()
-    monthly_rate_usd = serializers.SerializerMethodField()
-    monthly_rate_ngn = serializers.SerializerMethodField()
+    monthly_rate_usd = serializers.FloatField(
+        required=False, help_text="Present when the partner bills in USD: the plan's wholesale monthly rate")
+    monthly_rate_ngn = serializers.FloatField(
+        required=False, help_text="Present when the partner bills in NGN: the plan's wholesale monthly rate")
     expires_at = serializers.DateTimeField()
     mailserver_provisioned = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
@@ -62,6 +64,8 @@ class PartnerMailboxOutput(serializers.Serializer):
 
     def to_representation(self, partner_mailbox):
         data = super().to_representation(partner_mailbox)
+        currency = self._partner_currency(partner_mailbox)
+        data[f"monthly_rate_{currency}"] = self._rate(partner_mailbox.plan_type, currency)
         if partner_mailbox.funding_mode != "pay_as_you_go":
             data.pop("is_pay_as_you_go", None)
             data.pop("checkout_url", None)
@@ -81,18 +85,19 @@ class PartnerMailboxOutput(serializers.Serializer):
             return partner_mailbox.open_checkouts[0].checkout_url if partner_mailbox.open_checkouts else None
         return getattr(open_checkout(partner_mailbox), "checkout_url", None)
 
+    def _partner_currency(self, partner_mailbox) -> str:
+        """The partner's billing currency, read once per partner per response: it sees prices only in it."""
+        cache = self.root.__dict__.setdefault("_partner_currencies", {})
+        if partner_mailbox.partner_id not in cache:
+            cache[partner_mailbox.partner_id] = partner_mailbox.partner.billing_currency
+        return cache[partner_mailbox.partner_id]
+
     def _rate(self, plan_type: str, currency: str) -> float:
         """From the price table, read once per response (a list shares the root's cache)."""
         cache = self.root.__dict__.setdefault("_wholesale_rates", {})
         if (plan_type, currency) not in cache:
             cache[plan_type, currency] = wholesale_monthly(plan_type, currency).as_number()
         return cache[plan_type, currency]
-
-    def get_monthly_rate_usd(self, obj) -> float:
-        return self._rate(obj.plan_type, "usd")
-
-    def get_monthly_rate_ngn(self, obj) -> float:
-        return self._rate(obj.plan_type, "ngn")
 
     def get_mailserver_provisioned(self, obj) -> bool:
         """Dovecot and Postfix read the account from our tables: it exists once the row does."""

@@ -421,6 +421,21 @@ def create_mailbox(hosting, domain, local="ann", **fields):
                                                   "password": "long enough", "plan_id": "pro", **fields}, format="json")
 
 
+@pytest.mark.parametrize("currency, rate_field, other_field, rate", [
+    ("usd", "monthly_rate_usd", "monthly_rate_ngn", 5.0), ("ngn", "monthly_rate_ngn", "monthly_rate_usd", 7500.0)])
+def test_a_partner_sees_its_mailboxes_rate_only_in_its_own_currency(hosting, partner, dns_zone, currency,
+                                                                     rate_field, other_field, rate):
+    partner.billing_currency = currency
+    partner.save(update_fields=["billing_currency"])
+    slots_grant(partner=partner, count=1)
+    created = create_mailbox(hosting, verified_domain(hosting, dns_zone), plan_id="premium").json()
+
+    for record in (created, hosting.get(f"/v1/hosting/mailboxes/{created['id']}").json(),
+                   hosting.get("/v1/hosting/mailboxes").json()[0]):
+        assert record[rate_field] == rate
+        assert other_field not in record
+
+
 def test_a_slot_funds_a_mailbox_provisioned_with_the_plans_quota(hosting, partner, dns_zone):
     domain = verified_domain(hosting, dns_zone)
     slots_grant(partner=partner, count=1)
@@ -428,7 +443,7 @@ def test_a_slot_funds_a_mailbox_provisioned_with_the_plans_quota(hosting, partne
     assert response.status_code == 201, response.json()
     record = response.json()
     assert set(record) == {"id", "email_address", "domain", "plan_type", "status", "is_trial", "monthly_rate_usd",
-                           "monthly_rate_ngn", "expires_at", "mailserver_provisioned", "created_at"}
+                           "expires_at", "mailserver_provisioned", "created_at"}
     assert (record["email_address"], record["domain"], record["plan_type"], record["status"], record["is_trial"],
             record["mailserver_provisioned"], record["monthly_rate_usd"]) == (
         "ann@acme.test", "acme.test", "premium", "active", False, True, 5.0)

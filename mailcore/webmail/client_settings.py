@@ -34,16 +34,25 @@ class ClientSettings:
     dav_port: int = DAV_PORT
     imap_tls: str = "SSL"  # TLS from the first byte (993)
     smtp_tls: str = "STARTTLS"  # submission upgrades the plain connection (587)
+    dav_scheme: str = "https"  # http only where the webmail itself is reached over plain HTTP (a local run)
+
+    @property
+    def dav_uses_tls(self) -> bool:
+        return self.dav_scheme == "https"
+
+    @property
+    def _web_origin(self) -> str:
+        default_port = 443 if self.dav_uses_tls else 80
+        port = "" if self.dav_port == default_port else f":{self.dav_port}"
+        return f"{self.dav_scheme}://{self.dav_host}{port}"
 
     @property
     def dav_url(self) -> str:
-        port = "" if self.dav_port == 443 else f":{self.dav_port}"
-        return f"https://{self.dav_host}{port}{DAV_PATH}"
+        return f"{self._web_origin}{DAV_PATH}"
 
     @property
     def webmail_url(self) -> str:
-        port = "" if self.dav_port == 443 else f":{self.dav_port}"
-        return f"https://{self.dav_host}{port}/"
+        return f"{self._web_origin}/"
 
     @staticmethod
     def principal_path(address: str) -> str:

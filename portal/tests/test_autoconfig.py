@@ -34,6 +34,7 @@ MAIL_APPS = "/webmail/settings/mail-apps/"
 def _hosts(settings):
     settings.MAIL_HOST = MAIL_HOST
     settings.WEBMAIL_HOST = WEBMAIL
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, WEBMAIL]
     hostnames._forget_locally()
     yield
     hostnames._forget_locally()
@@ -45,6 +46,13 @@ def ann(alice):
     mailbox = make_mailbox(alice.account, "ann@customer.test", password=PASSWORD, display_name="Ann Example")
     store_for(mailbox).ensure_folders()
     return mailbox
+
+
+@pytest.fixture
+def webmail_client(settings):
+    """A browser on the platform's webmail, https://webmail.mailwell.test (TLS ended at the proxy)."""
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    return Client(HTTP_HOST=WEBMAIL, HTTP_X_FORWARDED_PROTO="https")
 
 
 @pytest.fixture
@@ -293,8 +301,8 @@ def test_the_profile_and_the_mail_apps_page_send_everyone_else_to_sign_in(client
     assert (response.status_code, response["Location"]) == (302, f"/webmail/?next={url}")
 
 
-def test_the_signed_in_owner_downloads_a_profile_with_mail_contacts_and_calendar(client, ann, mail_servers):
-    response = sign_in(client).get(PROFILE)
+def test_the_signed_in_owner_downloads_a_profile_with_mail_contacts_and_calendar(webmail_client, ann, mail_servers):
+    response = sign_in(webmail_client).get(PROFILE)
 
     assert response.status_code == 200
     assert response["Content-Type"] == "application/x-apple-aspen-config"
@@ -350,8 +358,8 @@ def test_a_mailbox_without_contacts_and_calendar_gets_the_mail_account_only(clie
     assert [p["PayloadType"] for p in profile["PayloadContent"]] == ["com.apple.mail.managed"]
 
 
-def test_the_mail_apps_page_explains_each_app_and_lists_the_manual_settings(client, ann, mail_servers):
-    signed_in = sign_in(client)
+def test_the_mail_apps_page_explains_each_app_and_lists_the_manual_settings(webmail_client, ann, mail_servers):
+    signed_in = sign_in(webmail_client)
 
     page = signed_in.get(MAIL_APPS).content.decode()
 
@@ -367,11 +375,11 @@ def test_the_mail_apps_page_explains_each_app_and_lists_the_manual_settings(clie
     assert f'href="{MAIL_APPS}">Mail apps</a>' in signed_in.get("/webmail/settings/").content.decode()
 
 
-def test_with_the_embedded_store_the_mail_apps_page_says_mail_apps_cannot_connect(client, ann, settings):
+def test_with_the_embedded_store_the_mail_apps_page_says_mail_apps_cannot_connect(webmail_client, ann, settings):
     """MAIL_STORE=embedded (make run's default) runs no IMAP or SMTP server: the page says so instead of
     offering a profile or settings that cannot work, and still gives contacts and calendar sync."""
     settings.MAIL_STORE = "embedded"
-    signed_in = sign_in(client)
+    signed_in = sign_in(webmail_client)
 
     page = signed_in.get(MAIL_APPS).content.decode()
 
@@ -381,6 +389,33 @@ def test_with_the_embedded_store_the_mail_apps_page_says_mail_apps_cannot_connec
     assert "Incoming mail (IMAP)" not in page and "Outgoing mail (SMTP)" not in page
     assert f'Contacts (CardDAV)</th><td class="mono break">https://{WEBMAIL}/dav/</td>' in page
     assert signed_in.get(PROFILE).status_code == 404
+
+
+def test_in_a_local_run_the_mail_apps_page_gives_dav_where_the_owner_reached_the_webmail(client, ann, settings):
+    """`make run` with the embedded store: the owner on http://127.0.0.1:9000 is told that address, scheme
+    and port for DAV, not the production webmail name on 443."""
+    settings.MAIL_STORE = "embedded"
+    settings.PUBLIC_BASE_URL = "http://127.0.0.1:9000"
+    local = sign_in(Client(HTTP_HOST="127.0.0.1:9000"))
+
+    page = local.get(MAIL_APPS).content.decode()
+
+    for kind in ("Contacts (CardDAV)", "Calendar (CalDAV)"):
+        assert (f'{kind}</th><td class="mono break">http://127.0.0.1:9000/dav/</td><td class="mono">9000</td>'
+                f'<td>None (plain HTTP)</td>') in page
+    assert WEBMAIL not in page
+
+
+def test_on_a_host_that_is_not_the_platforms_own_dav_is_at_the_public_base_url(client, ann, settings):
+    settings.MAIL_STORE = "embedded"
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.PUBLIC_BASE_URL = "https://mail.mailwell.test:8443"
+
+    page = sign_in(Client(HTTP_HOST="elsewhere.test")).get(MAIL_APPS).content.decode()
+
+    assert ('Contacts (CardDAV)</th><td class="mono break">https://mail.mailwell.test:8443/dav/</td>'
+            '<td class="mono">8443</td><td>SSL/TLS</td>') in page
+    assert "elsewhere.test" not in page
 
 
 # on a partner's own hostname

@@ -425,3 +425,11 @@ def test_every_model_the_console_shows_has_a_plural_and_a_name_of_its_own(consol
     page = console.get(f"/admin/mailcore/hostingpartner/{partner.pk}/change/", **HTML).content.decode()
     assert f"{alice.account.name} (partner, active)" in page and "HostingPartner object" not in page
     assert str(purchase) and str(domain) == "acme.test"
+
+
+def test_the_console_pages_link_the_site_icon(console):
+    """Django's admin pages name no icon of their own: without the link every one logs a 404 for /favicon.ico."""
+    for url in (CONSOLE, "/admin/billing/price/"):
+        page = console.get(url, **HTML)
+        assert page.status_code == 200, url
+        assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page.content.decode(), url

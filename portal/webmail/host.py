@@ -82,6 +82,12 @@ def request_brand(request) -> HostBrand | None:
     return getattr(request, "webmail_brand", None)
 
 
+def is_platform_host(domain: str) -> bool:
+    """Whether `domain` (no port) is one of the platform's own names: an exact ALLOWED_HOSTS entry,
+    WEBMAIL_HOST or PUBLIC_BASE_URL's host."""
+    return domain.lower() in _never_partner_hosts(tuple(settings.ALLOWED_HOSTS), platform_names())
+
+
 def request_partner_id(request) -> int | None:
     """The partner whose hostname the request came in on (only its clients' mailboxes sign in there)."""
     host_brand = request_brand(request)

@@ -5,11 +5,13 @@ phones can be set up with the hostname the owner knows). Nothing else of the pla
 on a partner's hostname. Static files are served by WhiteNoise before any URLconf is read."""
 from django.urls import include, path, re_path
 
+from portal import favicon
 from portal.webmail import brand_views
 
 urlpatterns = [
     path("brand/<str:version>/style.css", brand_views.stylesheet, name="webmail-brand-stylesheet"),
     path("brand/<str:version>/logo", brand_views.logo, name="webmail-brand-logo"),
+    path("favicon.ico", favicon.favicon),
     re_path(r"^webmail/(?P<rest>.*)$", brand_views.platform_path),
     path("", include("dav.urls")),
     path("", include("portal.autoconfig.urls")),

@@ -8,7 +8,10 @@ earlier copy instead of adding a second account."""
 import plistlib
 import re
 import uuid
+from dataclasses import replace
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -16,7 +19,7 @@ from django.views.decorators.http import require_GET
 from mailcore.webmail.client_settings import ClientSettings, client_settings_for, mail_servers_run
 from mailcore.mailboxes.models import Mailbox
 from portal.webmail.access import owner_required
-from portal.webmail.host import request_brand
+from portal.webmail.host import is_platform_host, request_brand
 from portal.webmail.owner_settings import SECTIONS
 
 CONTENT_TYPE = "application/x-apple-aspen-config"
@@ -27,7 +30,29 @@ def _client_settings(request, mailbox: Mailbox) -> ClientSettings:
     if mailbox.domain is None or not mailbox.is_managed:
         raise Http404("This mailbox is not hosted here.")
     brand = request_brand(request)
-    return client_settings_for(mailbox.domain, web_host=brand.hostname if brand is not None else None)
+    config = client_settings_for(mailbox.domain, web_host=brand.hostname if brand is not None else None)
+    if brand is not None or _on_partner_hostname(config):
+        return config
+    return replace(config, **_platform_dav_origin(request))
+
+
+def _on_partner_hostname(config: ClientSettings) -> bool:
+    """Whether DAV already points at a partner's own verified hostname (always served over HTTPS)."""
+    return config.dav_host != settings.WEBMAIL_HOST
+
+
+def _platform_dav_origin(request) -> dict:
+    """Where the owner reaches DAV on the platform's own address: the webmail origin they are on when
+    that is one of the platform's names (so a local run gives http://127.0.0.1:9000), else PUBLIC_BASE_URL's."""
+    host = request.get_host()
+    origin = urlsplit(f"{request.scheme}://{host}")
+    hostname = origin.hostname or ""
+    if not (is_platform_host(hostname) or is_platform_host(f"[{hostname}]")):
+        origin = urlsplit(settings.PUBLIC_BASE_URL)
+    default_port = 443 if origin.scheme == "https" else 80
+    hostname = origin.hostname or settings.WEBMAIL_HOST
+    return {"dav_scheme": origin.scheme, "dav_port": origin.port or default_port,
+            "dav_host": f"[{hostname}]" if ":" in hostname else hostname}
 
 
 def _sync_features(mailbox: Mailbox) -> dict[str, bool]:
@@ -77,7 +102,7 @@ def mobileconfig_build(*, mailbox: Mailbox, config: ClientSettings, contacts: bo
                 **{f"{prefix_key}AccountDescription": f"{config.display_name} {label.lower()} ({address})",
                    f"{prefix_key}HostName": config.dav_host,
                    f"{prefix_key}Port": config.dav_port,
-                   f"{prefix_key}UseSSL": True,
+                   f"{prefix_key}UseSSL": config.dav_uses_tls,
                    f"{prefix_key}Username": address,
                    f"{prefix_key}PrincipalURL": config.principal_path(address)}))
     profile = {
