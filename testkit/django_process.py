@@ -14,8 +14,10 @@ PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS
               "PAYMENT_PROVIDER": "usd=stripe,ngn=paystack", "STRIPE_API_KEY": "sk_live_x",
               "STRIPE_WEBHOOK_SECRET": "whsec_x", "PAYSTACK_SECRET_KEY": "sk_live_y"}
 # Settings the test run's environment may carry that would change what the process under test does
-# (pytest-playwright sets DJANGO_ALLOW_ASYNC_UNSAFE, which `check --deploy` reports).
+# (pytest-playwright sets DJANGO_ALLOW_ASYNC_UNSAFE, which `check --deploy` reports), and the run's own
+# database and Redis: a process under test keeps its data in its DATA_DIR, never in the shared servers.
 NOT_INHERITED = {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV", "DJANGO_ALLOW_ASYNC_UNSAFE", "PUBLIC_BASE_URL", "HOST",
+                 "DATABASE_URL", "REDIS_URL",
                  "PORT"}
 
 

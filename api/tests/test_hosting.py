@@ -203,7 +203,7 @@ def test_a_lapsed_claim_whose_dns_now_proves_its_holder_is_kept_and_the_newcomer
 
 
 @pytest.mark.django_db(transaction=True)  # the takeover runs on its own connection and commits
-def test_a_holders_verify_racing_a_takeover_of_its_lapsed_claim_answers_409(hosting, partner, other, dns_zone,
+def test_a_holders_verify_racing_a_takeover_of_its_lapsed_claim_answers_409(plans, hosting, partner, other, dns_zone,
                                                                               monkeypatch):
     """While the holder's verify is looking its records up, another partner takes the lapsed name:
     the verify answers 409 saying so (it used to re-insert the deleted row and fail with a 500)."""

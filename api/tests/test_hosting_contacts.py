@@ -416,7 +416,7 @@ def test_an_import_matches_an_address_a_phone_stored_in_another_case(hosting, bo
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_large_import_answers_202_and_the_worker_applies_each_row_once(hosting, box, book, other_partner, tmp_path):
+def test_a_large_import_answers_202_and_the_worker_applies_each_row_once(plans, hosting, box, book, other_partner, tmp_path):
     from mailcore.imports.services import INLINE_MAX_ITEMS
     from testkit.worker_process import WorkerProcess, wait_until
 

@@ -2,6 +2,7 @@
 each under its per-IP limit, never cull a live lock out of the product's own cache."""
 import importlib
 import os
+import uuid
 
 import pytest
 
@@ -19,6 +20,7 @@ def test_a_locked_address_stays_locked_after_a_flood_of_made_up_addresses(api, a
     cache = dict(product.CACHES["default"])
     if cache["BACKEND"].endswith("FileBasedCache"):
         cache["LOCATION"] = str(tmp_path / "cache")  # the embedded default's cache, in a folder of this test's
+    cache["KEY_PREFIX"] = uuid.uuid4().hex  # Redis (REDIS_URL) is shared by every run: keys of this test's own
     settings.CACHES = {"default": cache}
     for _ in range(settings.LOGIN_FAILURE_LIMIT):
         assert login(api, alice.email, "wrong", "203.0.113.1").status_code == 401

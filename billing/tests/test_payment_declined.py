@@ -361,7 +361,7 @@ def test_a_retry_closes_the_replaced_checkout_at_the_provider_first(client, alic
 
 
 @pytest.mark.django_db(transaction=True)  # the customer's request runs on its own connection and commits
-def test_the_partners_page_and_the_customers_retry_at_the_same_moment_open_one_checkout(alice, fake_stripe):
+def test_the_partners_page_and_the_customers_retry_at_the_same_moment_open_one_checkout(plans, alice, fake_stripe):
     partner = a_partner(alice.account, "acme.test")
     portal = login_client(alice)
     partner_mailbox = create_payg(portal, partner=partner)

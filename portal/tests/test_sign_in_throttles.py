@@ -112,7 +112,7 @@ def test_right_passwords_under_the_limit_are_never_refused_and_do_not_use_it_up(
 
 
 @pytest.mark.django_db(transaction=True)  # the threads read the mailbox the test wrote
-def test_a_burst_of_parallel_guesses_gets_no_more_than_the_limit(alice, settings):
+def test_a_burst_of_parallel_guesses_gets_no_more_than_the_limit(plans, alice, settings):
     """Each attempt is counted before its password is checked: twenty guesses sent at once (as from
     many workers) get LOGIN_FAILURE_LIMIT answers between them, the rest are throttled."""
     from concurrent.futures import ThreadPoolExecutor
