@@ -3,7 +3,7 @@ are not in the OpenAPI schema. The reverse proxy keeps /internal/ from the inter
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
-from mailcore.webmail.hostnames import tls_allowed
+from webmail.hostnames import tls_allowed
 
 
 @require_GET

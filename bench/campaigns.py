@@ -44,7 +44,7 @@ SUBJECT = "News for {{first_name}}"
 
 def setup_sender(contacts: int):
     from mailcore.accounts.models import Plan
-    from mailcore.contacts.services import address_book_for, contact_create
+    from contacts.services import address_book_for, contact_create
     from testkit.factories import UserFactory, make_mailbox
 
     plan = Plan.objects.get(code="premium")
@@ -74,9 +74,9 @@ def dispatch_all(budget_s: float = 300) -> int:
 
 
 def campaign_round(user, mailbox, book, contacts: int, handler, tag: str) -> dict:
-    from mailcore.campaigns.engine import campaigns_run_due
-    from mailcore.campaigns.models import StepDelivery
-    from mailcore.campaigns.services import campaign_create, campaign_send
+    from campaigns.engine import campaigns_run_due
+    from campaigns.models import StepDelivery
+    from campaigns.services import campaign_create, campaign_send
 
     campaign = campaign_create(mailbox=mailbox, book=book, from_email=mailbox.address, name=f"Bench {tag}",
                                subject=SUBJECT, body_html=BODY_HTML, postal_address="1 Bench Street, Testville")

@@ -131,7 +131,7 @@ def make_account(sizes: list[int]) -> dict:
     from mailcore.domains.services import domain_create, domain_mark_verified
     from mailcore.inbox.labels import label_create
     from mailcore.mailboxes.services import mailbox_create
-    from mailcore.webmail.sessions import webmail_login
+    from webmail.sessions import webmail_login
 
     user = user_create_with_account(email="owner@bench.test", password=None, plan_code="premium")
     _, api_key = api_key_create(account=user.account, created_by=user, name="inbox bench", scopes=["mailboxes:read"])

@@ -175,7 +175,7 @@ def seed(count: int) -> str:
 
     from mailcore.accounts.models import Account, Plan
     from mailcore.partners.models import HostingPartner
-    from mailcore.webmail.models import WebmailHostname
+    from webmail.models import WebmailHostname
 
     plan = Plan.objects.get(code="free")
     accounts = Account.objects.bulk_create([Account(name=f"Bench partner {i}", plan=plan) for i in range(count)],
@@ -193,7 +193,7 @@ def seed(count: int) -> str:
 def in_process(asks: list[Ask], calls: int) -> dict:
     from django.core.cache import cache
 
-    from mailcore.webmail.hostnames import CACHE_KEY, _forget_locally, served_hostnames, tls_allowed
+    from webmail.hostnames import CACHE_KEY, _forget_locally, served_hostnames, tls_allowed
 
     per_call = {}
     for ask in asks:

@@ -8,9 +8,9 @@ from django.http import HttpResponse
 from dav.davxml import Multistatus, cal, card, d
 from dav.proppatch import instructions_of, plan_answer, plan_apply, property_plan
 from dav.protocol import BOOK, CALENDAR, Node, _precondition, _response, _xml, _xml_body
-from mailcore.calendars.models import COMPONENTS
-from mailcore.calendars.services import CalendarRefused, CalendarTaken, EventInvalid, calendar_create
-from mailcore.contacts.services import AddressBookRefused, AddressBookTaken, ContactInvalid, address_book_create
+from calendars.models import COMPONENTS
+from calendars.services import CalendarRefused, CalendarTaken, EventInvalid, calendar_create
+from contacts.services import AddressBookRefused, AddressBookTaken, ContactInvalid, address_book_create
 
 RESOURCETYPE = d("resourcetype")
 COMPONENT_SET = cal("supported-calendar-component-set")

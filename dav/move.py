@@ -9,8 +9,8 @@ from dav.davxml import cal, card
 from dav.protocol import (
     CONTACT, EVENT, ROOT, Node, _not_found, _precondition, _preconditions_fail, _quoted_etag, _resolve, _response,
 )
-from mailcore.calendars.services import ComponentUnsupported, EventConflict, event_move
-from mailcore.contacts.services import ContactConflict, contact_move
+from calendars.services import ComponentUnsupported, EventConflict, event_move
+from contacts.services import ContactConflict, contact_move
 
 
 def move(request, node: Node) -> HttpResponse:

@@ -14,10 +14,10 @@ from django.http import HttpResponse
 from dav import davxml
 from dav.davxml import ICAL, Multistatus, cal, d
 from dav.protocol import BOOK, CALENDAR, DESCRIPTIONS, Node, _properties, _response, _xml, _xml_body
-from mailcore.calendars import ical
-from mailcore.calendars.services import calendar_update
+from calendars import ical
+from calendars.services import calendar_update
 from mailcore.changelog import dead_properties_refusals, dead_properties_update
-from mailcore.contacts.services import address_book_update
+from contacts.services import address_book_update
 
 COLOR = f"{{{ICAL}}}calendar-color"
 TIMEZONE = cal("calendar-timezone")

@@ -33,20 +33,20 @@ from django.utils.http import http_date
 from dav import davxml
 from dav.davxml import CS, ICAL, Multistatus, XmlRefused, cal, card, d
 from mailcore.accounts.selectors import plan_gate_message
-from mailcore.calendars import ical
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.selectors import (
+from calendars import ical
+from calendars.models import Calendar, CalendarEvent
+from calendars.selectors import (
     calendar_by_slug, calendar_free_busy, calendar_list, calendar_objects, objects_in_range, tasks_in_range,
 )
-from mailcore.calendars.services import (
+from calendars.services import (
     CalendarRefused, ComponentUnsupported, EventConflict, EventInvalid, calendar_delete, calendar_export, calendar_for,
     event_delete, event_put,
 )
 from mailcore.changelog import changes_since
-from mailcore.contacts import vcard
-from mailcore.contacts.models import AddressBook, Contact
-from mailcore.contacts.selectors import address_book_by_slug, address_book_list
-from mailcore.contacts.services import (
+from contacts import vcard
+from contacts.models import AddressBook, Contact
+from contacts.selectors import address_book_by_slug, address_book_list
+from contacts.services import (
     AddressBookRefused, ContactConflict, ContactInvalid, address_book_delete, address_book_for, contact_delete,
     contact_put, contacts_export,
 )
@@ -54,7 +54,7 @@ from mailcore.ipnets import client_ip
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.passwords import mailbox_password_verify_repeated
 from mailcore.throttle import MAILBOX_LOGIN, LoginThrottled, throttle_attempt, throttle_forgive, throttle_keys
-from mailcore.webmail.sessions import mailbox_of_partner
+from webmail.sessions import mailbox_of_partner
 
 ROOT = "/dav/"
 REALM = "Mailwell"

@@ -7,9 +7,9 @@ import pytest
 from playwright.sync_api import expect
 
 from billing.services.mailboxes import partner_mailbox_open
-from mailcore.campaigns.engine import campaigns_run_due
-from mailcore.campaigns.models import Campaign, Enrollment
-from mailcore.contacts.models import Contact
+from campaigns.engine import campaigns_run_due
+from campaigns.models import Campaign, Enrollment
+from contacts.models import Contact
 from mailcore.outbound.models import OutboundMessage
 from mailcore.partners.models import PartnerClient
 from mailcore.partners.services import hosting_partner_enable, slots_grant

@@ -9,7 +9,7 @@ from allauth.mfa.totp.internal.auth import format_hotp_value, hotp_value
 from playwright.sync_api import expect
 
 from billing.services.mailboxes import partner_mailbox_open
-from mailcore.contacts.models import Contact
+from contacts.models import Contact
 from mailcore.partners.models import MailboxSlot, PartnerClient
 from mailcore.partners.services import hosting_partner_enable, slots_grant
 from mailcore.store.factory import store_for
@@ -155,8 +155,8 @@ def test_an_operators_first_sign_in_sets_up_the_authenticator_on_a_phone_and_ope
 
 
 def test_the_changed_portal_pages_at_desktop_and_phone_width(plans, page, live_server, log_in, screenshot):
-    from mailcore.campaigns.services import campaign_create
-    from mailcore.contacts.services import client_address_book
+    from campaigns.services import campaign_create
+    from contacts.services import client_address_book
 
     # a Free account: the dashboard offers no domain it cannot add; its own domain's records
     owner = UserFactory(email="dana@example.test", account__plan_code="free")

@@ -6,8 +6,8 @@ Every page at desktop and phone width: e2e/screenshots/webmail-address-books-*.p
 import pytest
 from playwright.sync_api import expect
 
-from mailcore.contacts.models import AddressBook, Contact
-from mailcore.contacts.services import address_book_for, contact_create
+from contacts.models import AddressBook, Contact
+from contacts.services import address_book_for, contact_create
 from testkit.factories import UserFactory, make_mailbox
 
 pytestmark = pytest.mark.django_db(transaction=True)

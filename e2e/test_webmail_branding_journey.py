@@ -14,7 +14,7 @@ from billing.services.mailboxes import partner_mailbox_open
 from mailcore.domains.services import domain_mark_verified
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.services import hosting_partner_enable, slots_grant
-from mailcore.webmail import hostnames
+from webmail import hostnames
 from testkit.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from playwright.sync_api import expect
 
-from mailcore.calendars.models import Calendar
-from mailcore.calendars.selectors import occurrences_between
+from calendars.models import Calendar
+from calendars.selectors import occurrences_between
 from testkit.factories import UserFactory, make_mailbox
 
 pytestmark = pytest.mark.django_db(transaction=True)

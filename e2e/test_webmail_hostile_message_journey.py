@@ -22,7 +22,7 @@ PASSWORD = "mailbox-password-1"
 # A route would do the same but turn the browser's cache off, and each page would fetch its styles again.
 NOWHERE = {"server": f"http://127.0.0.1:{free_port()}", "bypass": "localhost,127.0.0.1"}
 # The messages without an HTML body (giant headers, some malformed MIME) are read in the page tests
-# (mailcore/tests/test_hostile_mail.py); each of these is shown in the webmail's sandboxed frame.
+# (mailcore/tests/inbound/test_hostile_mail.py); each of these is shown in the webmail's sandboxed frame.
 HTML_BEARING = [hostile for hostile in DELIVERED if hostile.html]
 LOCAL = re.compile(r"^((https?|wss?)://(localhost|127\.0\.0\.1)(:\d+)?/|data:|blob:|about:)")
 

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from mailcore.accounts.models import Account, Plan
-from mailcore.calendars.models import CalendarEvent
+from calendars.models import CalendarEvent
 from mailcore.domains.services import domain_create, domain_mark_verified
 from mailcore.mailboxes.services import mailbox_create
 from testkit.worker_process import WorkerProcess

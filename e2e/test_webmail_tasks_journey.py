@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from playwright.sync_api import expect
 
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.services import calendar_for, event_create
+from calendars.models import Calendar, CalendarEvent
+from calendars.services import calendar_for, event_create
 from testkit.factories import UserFactory, make_mailbox
 
 pytestmark = pytest.mark.django_db(transaction=True)

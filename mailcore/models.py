@@ -12,30 +12,9 @@ from mailcore.sending.models import MailTemplate, SendFailure
 from mailcore.outbound.models import OutboundMessage
 from mailcore.usage.models import MailboxDailyUsage, MailboxHourlySends
 from mailcore.events.models import WebhookDelivery, WebhookEndpoint
-from mailcore.contacts.models import AddressBook, Contact, ContactChange, ContactGroup
-from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment, StepDelivery, Suppression
-from mailcore.calendars.models import Calendar, CalendarEvent, CalendarEventChange
-from mailcore.imports.models import ImportItem, ImportJob
-from mailcore.webmail.models import (
-    MailFilter, RemoteImageSender, SieveScript, VacationAnswer, VacationReply, WebmailBrand, WebmailHostname,
-    WebmailSession,
-)
+from mailcore.rules.models import MailFilter, SieveScript, VacationAnswer, VacationReply
 
 __all__ = [
-    "Campaign",
-    "CampaignStep",
-    "Enrollment",
-    "StepDelivery",
-    "Suppression",
-    "AddressBook",
-    "Calendar",
-    "Contact",
-    "ContactChange",
-    "ContactGroup",
-    "CalendarEvent",
-    "CalendarEventChange",
-    "ImportItem",
-    "ImportJob",
     "Account",
     "Alias",
     "ForwardingRule",
@@ -64,12 +43,8 @@ __all__ = [
     "User",
     "WebhookDelivery",
     "WebhookEndpoint",
-    "WebmailSession",
     "MailFilter",
-    "RemoteImageSender",
     "SieveScript",
     "VacationAnswer",
     "VacationReply",
-    "WebmailBrand",
-    "WebmailHostname",
 ]

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from mailcore.campaigns.models import StepDelivery
 from mailcore.events.models import WebhookDelivery
+from mailcore.hooks import Hook
 from mailcore.outbound.models import OutboundMessage
 
 
@@ -19,7 +19,12 @@ class Queue:
     oldest_seconds: float  # how long the oldest due item has waited past its time; 0 when none
 
 
-def _queue(name: str, rows, field: str, now: datetime) -> Queue:
+# Feature apps' own queues (campaign steps): functions called with now=, each returning a Queue.
+feature_queues = Hook("feature_queues")
+
+
+def queue_of(name: str, rows, field: str, now: datetime) -> Queue:
+    """The due rows of a queue: how many, and how long the oldest has waited past `field`."""
     found = rows.aggregate(due=Count("pk"), oldest=Min(field))
     oldest = (now - found["oldest"]).total_seconds() if found["oldest"] else 0.0
     return Queue(name, found["due"], max(oldest, 0.0))
@@ -30,9 +35,8 @@ def queues(now: datetime | None = None) -> list[Queue]:
     sends = OutboundMessage.objects.filter(status__in=[OutboundMessage.Status.QUEUED, OutboundMessage.Status.SENDING,
                                                        OutboundMessage.Status.SCHEDULED], due_at__lte=now)
     deliveries = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
-    steps = StepDelivery.objects.filter(status=StepDelivery.Status.PENDING, due_at__lte=now)
-    return [_queue("sends", sends, "due_at", now), _queue("webhook_deliveries", deliveries, "next_attempt_at", now),
-            _queue("campaign_steps", steps, "due_at", now)]
+    return [queue_of("sends", sends, "due_at", now), queue_of("webhook_deliveries", deliveries, "next_attempt_at", now),
+            *feature_queues(now=now)]
 
 
 # Outcomes count the rows made this recently: a scrape reads an hour of rows through the

@@ -20,11 +20,11 @@ import logging
 from dataclasses import dataclass
 from importlib import import_module
 
+from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from mailcore.jobs import DELIVER_WEBHOOKS, DISPATCH_DUE_MAIL
 
 log = logging.getLogger(__name__)
 
@@ -47,25 +47,22 @@ SIDE_BY_SIDE = "side-by-side"
 PARTITIONED = "partitioned"  # the function takes part=(index, count) and handles only its share
 
 
-JOBS = [
-    Job("dispatch-due-mail", "mailcore.sending.dispatch:outbound_dispatch_due", 1, drains=True,
-        wake="mailcore.sending.dispatch:outbound_next_due", woken_by=DISPATCH_DUE_MAIL, parts=SIDE_BY_SIDE),
-    Job("deliver-webhooks", "mailcore.webhooks.delivery:webhooks_deliver_due", 1, drains=True,
-        woken_by=DELIVER_WEBHOOKS, parts=PARTITIONED),
-    Job("return-failed-sends", "mailcore.sending.failures:failed_sends_return", 30),
-    Job("campaign-steps", "mailcore.campaigns.engine:campaigns_run_due", 1, drains=True),
-    Job("imports", "mailcore.imports.services:imports_run_due", 1, drains=True),
-    Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
-    Job("recheck-webmail-hostnames", "mailcore.webmail.hostnames:webmail_hostnames_recheck_due", 30),
-    Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),
-    Job("purge-old-vacation-answers", "mailcore.webmail.filters:vacation_answers_purge", 3600),
-    Job("purge-expired-session-tokens", "mailcore.apikeys.sessions:session_tokens_purge_expired", 3600),
-    Job("purge-expired-connection-codes", "mailcore.inbox.connected:connection_verifications_purge_expired", 3600),
-]
+class DeclaredJobs:
+    """Every installed app's jobs, as its AppConfig declares them in `jobs` (the kernel's in
+    mailcore.apps), read when iterated: an app brings its own work, nothing appends to a global list."""
+
+    def __iter__(self):
+        for config in apps.get_app_configs():
+            yield from getattr(config, "jobs", ())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+JOBS = DeclaredJobs()
 
 
 def job_named(name: str) -> Job:
-    """Looked up when asked: apps may add jobs to JOBS when they start (billing does)."""
     return next(job for job in JOBS if job.name == name)
 
 

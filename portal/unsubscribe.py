@@ -10,7 +10,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from mailcore.campaigns.unsubscribe import InvalidUnsubscribeLink, unsubscribe, unsubscribe_target, unsubscribed
+from campaigns.unsubscribe import InvalidUnsubscribeLink, unsubscribe, unsubscribe_target, unsubscribed
 
 ONE_CLICK = "One-Click"
 

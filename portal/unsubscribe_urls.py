@@ -1,5 +1,5 @@
 """The unsubscribe page of campaign mail, at /u/<token> on the platform's public address (the one
-List-Unsubscribe names: mailcore.campaigns.unsubscribe.unsubscribe_url)."""
+List-Unsubscribe names: campaigns.unsubscribe.unsubscribe_url)."""
 from django.urls import path
 
 from portal.unsubscribe import unsubscribe_page

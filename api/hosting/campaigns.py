@@ -11,10 +11,10 @@ from rest_framework.response import Response
 from api.hosting.contacts import ClientBookApi, group_of
 from api.inputs import StrictInput, one_line
 from api.pagination import page_query
-from mailcore.campaigns import services
-from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment
-from mailcore.campaigns.segments import DATE_FIELDS, DATE_OPS, MAX_CONDITIONS, MAX_DEPTH, TEXT_FIELDS, TEXT_OPS
-from mailcore.campaigns.stats import campaign_stats
+from campaigns import services
+from campaigns.models import Campaign, CampaignStep, Enrollment
+from campaigns.segments import DATE_FIELDS, DATE_OPS, MAX_CONDITIONS, MAX_DEPTH, TEXT_FIELDS, TEXT_OPS
+from campaigns.stats import campaign_stats
 from mailcore.mailboxes.models import Alias, Mailbox
 from mailcore.paging import page_window
 

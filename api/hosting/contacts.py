@@ -17,17 +17,17 @@ from api.hosting.views import MAILBOXES
 from api.inputs import StrictInput
 from api.pagination import page_query
 from mailcore.accounts.selectors import plan_gate_message
-from mailcore.contacts import csv_io
-from mailcore.contacts.models import AddressBook, Contact, ContactGroup
-from mailcore.contacts.selectors import book_group_get, contact_search
-from mailcore.contacts.services import (
+from contacts import csv_io
+from contacts.models import AddressBook, Contact, ContactGroup
+from contacts.selectors import book_group_get, contact_search
+from contacts.services import (
     client_address_book, contact_address_free, contact_create, contact_delete, contact_update, group_create,
     group_delete,
 )
 from mailcore.errors import DomainError, ErrorCode
-from mailcore.imports.models import ImportJob
-from mailcore.imports.selectors import import_job_of_book
-from mailcore.imports.services import INLINE_MAX_ITEMS, contacts_csv_import_start
+from imports.models import ImportJob
+from imports.selectors import import_job_of_book
+from imports.services import INLINE_MAX_ITEMS, contacts_csv_import_start
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import partner_mailbox_get
 from mailcore.paging import page_window

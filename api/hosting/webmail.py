@@ -17,8 +17,8 @@ from api.authentication import SESSION_ONLY
 from api.inputs import StrictInput
 from api.permissions import request_account
 from mailcore.partners.models import HostingPartner
-from mailcore.webmail import branding, hostnames
-from mailcore.webmail.models import WebmailBrand, WebmailHostname
+from webmail import branding, hostnames
+from webmail.models import WebmailBrand, WebmailHostname
 
 TAGS = ["hosting: webmail"]
 SESSION_NOTE = ("Session auth only (Authorization: Bearer <token> from POST /auth/login, or the portal's "

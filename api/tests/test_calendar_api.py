@@ -2,7 +2,7 @@
 delete; plan gate, scopes, field rules, the stranger rule and a mailbox's own calendar."""
 import pytest
 
-from mailcore.calendars.models import Calendar, CalendarEvent
+from calendars.models import Calendar, CalendarEvent
 from testkit.clients import key_client, login_client
 from testkit.factories import UserFactory, make_mailbox
 

@@ -3,9 +3,9 @@ made, listed, renamed, recoloured and deleted over REST, seen by its sync client
 field rules; the stranger rule; events placed in and moved between calendars."""
 import pytest
 
-from mailcore.calendars.models import Calendar, CalendarEvent
+from calendars.models import Calendar, CalendarEvent
 from mailcore.changelog import MAX_COLLECTIONS
-from mailcore.contacts.models import AddressBook
+from contacts.models import AddressBook
 from testkit.clients import key_client, login_client
 from testkit.factories import UserFactory, make_mailbox
 

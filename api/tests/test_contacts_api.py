@@ -2,7 +2,7 @@
 rules, the stranger rule and the mailbox's own book."""
 import pytest
 
-from mailcore.contacts.models import AddressBook, Contact
+from contacts.models import AddressBook, Contact
 from testkit.clients import key_client, login_client
 from testkit.factories import PASSWORD, UserFactory, make_mailbox
 

@@ -7,9 +7,9 @@ import time_machine
 from django.utils import timezone
 
 from api.tests.test_hosting_contacts import ALL, key_client, open_mailbox
-from mailcore.campaigns.engine import campaigns_run_due
-from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment, StepDelivery
-from mailcore.contacts.services import client_address_book, contact_create
+from campaigns.engine import campaigns_run_due
+from campaigns.models import Campaign, CampaignStep, Enrollment, StepDelivery
+from contacts.services import client_address_book, contact_create
 from mailcore.mailboxes.aliases import alias_create
 from mailcore.outbound.models import OutboundMessage
 
@@ -312,7 +312,7 @@ def test_stats_count_per_step_and_variant(hosting, box, book):
 
 
 def test_stats_take_a_constant_number_of_queries(hosting, box, book, django_assert_max_num_queries):
-    from mailcore.campaigns.stats import campaign_stats
+    from campaigns.stats import campaign_stats
 
     created = create(hosting, box)
     act(hosting, box, created, "send")

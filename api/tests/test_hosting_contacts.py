@@ -8,8 +8,8 @@ import pytest
 from billing.services.mailboxes import partner_mailbox_open
 from mailcore.accounts.models import Plan
 from mailcore.apikeys.scopes import PARTNER_SCOPES
-from mailcore.contacts.models import Contact, ContactGroup
-from mailcore.contacts.services import client_address_book, contact_create
+from contacts.models import Contact, ContactGroup
+from contacts.services import client_address_book, contact_create
 from mailcore.domains.services import domain_mark_verified
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.domains import domain_add_for_partner
@@ -406,7 +406,7 @@ def test_export_by_group(hosting, box):
 
 
 def test_an_import_matches_an_address_a_phone_stored_in_another_case(hosting, box, book):
-    from mailcore.contacts.services import contact_put
+    from contacts.services import contact_put
 
     contact, _ = contact_put(book=book, href="x.vcf", text="BEGIN:VCARD\r\nVERSION:3.0\r\nUID:x\r\nFN:Mixed\r\n"
                              "EMAIL:Mixed@Case.test\r\nEND:VCARD\r\n")
@@ -417,7 +417,7 @@ def test_an_import_matches_an_address_a_phone_stored_in_another_case(hosting, bo
 
 @pytest.mark.django_db(transaction=True)
 def test_a_large_import_answers_202_and_the_worker_applies_each_row_once(plans, hosting, box, book, other_partner, tmp_path):
-    from mailcore.imports.services import INLINE_MAX_ITEMS
+    from imports.services import INLINE_MAX_ITEMS
     from testkit.worker_process import WorkerProcess, wait_until
 
     add(hosting, box, email="p0@people.test", name="Old name", phone="555")

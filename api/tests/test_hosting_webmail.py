@@ -10,8 +10,8 @@ from PIL import Image
 from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable
-from mailcore.webmail.models import WebmailBrand, WebmailHostname
-from mailcore.webmail import hostnames
+from webmail.models import WebmailBrand, WebmailHostname
+from webmail import hostnames
 from testkit.clients import new_key
 from testkit.factories import PASSWORD, UserFactory
 from testkit.https_files import https_files

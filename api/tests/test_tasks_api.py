@@ -2,7 +2,7 @@
 its mailbox's sync clients get; field rules; the stranger rule."""
 import pytest
 
-from mailcore.calendars.models import Calendar, CalendarEvent
+from calendars.models import Calendar, CalendarEvent
 from testkit.clients import login_client
 from testkit.factories import UserFactory, make_mailbox
 

@@ -16,10 +16,10 @@ from api.pagination import page_query
 from api.permissions import request_account
 from api.inputs import StrictInput
 from api.views.contacts import MAILBOX_HELP, managed_mailbox
-from mailcore.calendars import ical
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.selectors import calendar_get, event_get, event_list
-from mailcore.calendars.services import calendar_for, event_create, event_delete, event_move, event_update
+from calendars import ical
+from calendars.models import Calendar, CalendarEvent
+from calendars.selectors import calendar_get, event_get, event_list
+from calendars.services import calendar_for, event_create, event_delete, event_move, event_update
 from mailcore.paging import page_window
 
 MAX_ATTENDEES = 100

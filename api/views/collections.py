@@ -13,12 +13,12 @@ from api.inputs import StrictInput
 from api.pagination import page_query
 from api.permissions import request_account
 from api.views.contacts import managed_mailbox
-from mailcore.calendars.models import COMPONENTS
-from mailcore.calendars.selectors import account_calendars, calendar_get
-from mailcore.calendars.services import calendar_create, calendar_delete, calendar_for, calendar_update
+from calendars.models import COMPONENTS
+from calendars.selectors import account_calendars, calendar_get
+from calendars.services import calendar_create, calendar_delete, calendar_for, calendar_update
 from mailcore.changelog import MAX_COLLECTIONS
-from mailcore.contacts.selectors import account_address_books, address_book_get
-from mailcore.contacts.services import address_book_create, address_book_delete, address_book_for, address_book_update
+from contacts.selectors import account_address_books, address_book_get
+from contacts.services import address_book_create, address_book_delete, address_book_for, address_book_update
 from mailcore.paging import page_window
 
 GATE = "Plan Pro or Premium (else 403 naming the plan)."

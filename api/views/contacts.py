@@ -9,9 +9,9 @@ from rest_framework.views import APIView
 from api.inputs import StrictInput
 from api.pagination import page_query
 from api.permissions import request_account
-from mailcore.contacts.models import AddressBook
-from mailcore.contacts.selectors import address_book_get, contact_get, contact_list
-from mailcore.contacts.services import address_book_for, contact_create, contact_delete, contact_update
+from contacts.models import AddressBook
+from contacts.selectors import address_book_get, contact_get, contact_list
+from contacts.services import address_book_for, contact_create, contact_delete, contact_update
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import mailbox_get_by_address
 from mailcore.paging import page_window

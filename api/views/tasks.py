@@ -13,9 +13,9 @@ from api.inputs import StrictInput
 from api.pagination import page_query
 from api.permissions import request_account
 from api.views.contacts import managed_mailbox
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.selectors import calendar_get, task_get, task_list
-from mailcore.calendars.services import calendar_for, event_delete, event_move, task_create, task_update
+from calendars.models import Calendar, CalendarEvent
+from calendars.selectors import calendar_get, task_get, task_list
+from calendars.services import calendar_for, event_delete, event_move, task_create, task_update
 from mailcore.paging import page_window
 
 GATE = "Plan Pro or Premium (else 403 naming the plan)."

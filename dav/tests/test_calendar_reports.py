@@ -11,7 +11,7 @@ from django.apps import apps
 
 from dav.tests.conftest import ANN, PASSWORD
 from dav.tests.davhttp import CALENDAR, multistatus, props_body, propfind, report
-from mailcore.calendars.models import CalendarEvent
+from calendars.models import CalendarEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BERLIN = ("BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\nBEGIN:DAYLIGHT\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\n"

@@ -4,8 +4,8 @@ by query, followed by sync-collection (seeing the changes made through the servi
 import pytest
 
 from dav.tests.davhttp import BOOK, error_conditions, multistatus, props_body, propfind, report, sync_token_of, vcard
-from mailcore.contacts.models import Contact
-from mailcore.contacts.services import address_book_for, contact_create, contact_delete, contact_update
+from contacts.models import Contact
+from contacts.services import address_book_for, contact_create, contact_delete, contact_update
 
 pytestmark = pytest.mark.django_db(transaction=True)
 JANE = vcard("jane-1", "Jane Doe", "jane@example.org")

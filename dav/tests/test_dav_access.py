@@ -8,8 +8,8 @@ import pytest
 
 from dav.tests.conftest import ANN, PASSWORD
 from dav.tests.davhttp import (BOOK, CALENDAR, error_conditions, multistatus, props_body, propfind, report)
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.services import calendar_for, event_create
+from calendars.models import Calendar, CalendarEvent
+from calendars.services import calendar_for, event_create
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.services import mailbox_set_password
 

@@ -9,9 +9,9 @@ import pytest
 
 from dav.tests.conftest import ANN, PASSWORD
 from dav.tests.davhttp import BOOK, CALENDAR, NS, error_conditions, multistatus, propfind, vcard
-from mailcore.calendars.models import Calendar, CalendarEvent
+from calendars.models import Calendar, CalendarEvent
 from mailcore.changelog import MAX_DEAD_PROPERTIES
-from mailcore.contacts.models import AddressBook, Contact
+from contacts.models import AddressBook, Contact
 
 HOME = "/dav/calendars/ann@example.test/"
 BOOKS = "/dav/addressbooks/ann@example.test/"

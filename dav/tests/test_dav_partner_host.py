@@ -10,8 +10,8 @@ from mailcore.accounts.models import Plan
 from mailcore.domains.services import domain_mark_verified
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.services import hosting_partner_enable
-from mailcore.webmail import hostnames
-from mailcore.webmail.hostnames import webmail_hostname_check, webmail_hostname_claim
+from webmail import hostnames
+from webmail.hostnames import webmail_hostname_check, webmail_hostname_claim
 from testkit.factories import AccountFactory, make_mailbox
 
 pytestmark = pytest.mark.django_db(transaction=True)  # hostname changes reach the request path on commit

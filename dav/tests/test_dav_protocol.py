@@ -9,8 +9,8 @@ import pytest
 from caldav.lib import error
 
 from dav.tests.conftest import ANN, PASSWORD
-from mailcore.calendars.models import CalendarEvent
-from mailcore.calendars.services import calendar_for, event_create, event_delete, event_update
+from calendars.models import CalendarEvent
+from calendars.services import calendar_for, event_create, event_delete, event_update
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,8 +8,8 @@ import pytest
 import vobject
 
 from dav.tests.davhttp import BOOK, error_conditions, multistatus, props_body, propfind, report, vcard
-from mailcore.contacts.models import Contact
-from mailcore.contacts.services import address_book_for, contact_create
+from contacts.models import Contact
+from contacts.services import address_book_for, contact_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PHOTO = base64.b64encode(bytes(range(256)) * 2).decode()

@@ -2,7 +2,7 @@
 rsa-sha256). The signer is our own: dkimpy's spent more than the RSA step again in Python parsing
 (0.52 ms a 2 KB message against 0.27 ms); this one canonicalizes with a few C-speed passes that run
 only when a cheap search finds work for them, so OpenSSL's RSA step is most of the cost. For the
-same time its output is byte-identical to dkimpy's `dkim.sign` (mailcore/tests/test_dkim_signer.py),
+same time its output is byte-identical to dkimpy's `dkim.sign` (mailcore/tests/domains/test_dkim_signer.py),
 except that a tag longer than a line (a long d=) stays whole, where dkimpy's fold breaks it and
 the signature with it."""
 import base64

@@ -24,7 +24,7 @@ from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record,
 from mailcore.store.base import Delivered, DeliveryRefused, QuotaExceeded, StoreError, deliver_many, with_headers
 from mailcore.store.factory import store_for
 from mailcore.timefmt import iso
-from mailcore.webmail.delivery_rules import filters_apply, filters_run_here, vacation_answered, vacation_reply_for
+from mailcore.rules.delivery import filters_apply, filters_run_here, vacation_answered, vacation_reply_for
 
 log = logging.getLogger(__name__)
 

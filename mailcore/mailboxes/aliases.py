@@ -6,7 +6,12 @@ from django.db import IntegrityError, transaction
 
 from mailcore.errors import DomainError, ErrorCode
 from mailcore.domains.models import Domain
+from mailcore.hooks import Hook
 from mailcore.mailboxes.models import Alias, Mailbox
+
+# A mailbox's aliases changed (called with mailbox=, in the change's transaction): its Sieve script,
+# which names them, is published again (mailcore.rules registers it).
+aliases_changed = Hook("aliases_changed")
 
 # No "+": that is the subaddress delimiter, so "ann+news" already reaches ann.
 ALIAS_LOCAL_PART = re.compile(r"^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$")
@@ -36,10 +41,22 @@ def alias_create(*, mailbox: Mailbox, alias_address: str) -> Alias:
         raise AliasTaken(f"{address} is already in use")
     try:
         with transaction.atomic():
-            return Alias.objects.create(mailbox=mailbox, address=address)
+            alias = Alias.objects.create(mailbox=mailbox, address=address)
+            aliases_changed(mailbox=mailbox)
+            return alias
     except IntegrityError:  # taken between the check and the insert
         raise AliasTaken(f"{address} is already in use") from None
 
 
 def alias_delete(*, alias: Alias) -> None:
-    alias.delete()
+    with transaction.atomic():
+        alias.delete()
+        aliases_changed(mailbox=alias.mailbox)
+
+
+def domain_aliases_delete(*, domain_name: str) -> None:
+    """A domain leaves: its aliases go too, so a later owner of the name never feeds our mailboxes."""
+    held_by = set(Alias.objects.filter(address__iendswith=f"@{domain_name}").values_list("mailbox_id", flat=True))
+    Alias.objects.filter(address__iendswith=f"@{domain_name}").delete()
+    for mailbox in Mailbox.objects.filter(pk__in=held_by):
+        aliases_changed(mailbox=mailbox)

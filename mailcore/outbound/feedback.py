@@ -228,7 +228,7 @@ _listeners: list[OutcomeListener] = []
 
 
 def outcome_listen(listener: OutcomeListener) -> None:
-    """Subscribe once, at start-up (mailcore.apps)."""
+    """Subscribe once, at start-up (a feature's AppConfig.ready(): campaigns)."""
     if listener not in _listeners:
         _listeners.append(listener)
 

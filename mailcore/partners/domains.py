@@ -9,7 +9,7 @@ from mailcore.domains.dnscheck import expected_records
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_claim_lapsed, domain_claim_proven, domain_create, domain_name_clean
 from mailcore.events.services import emit
-from mailcore.mailboxes.models import Alias
+from mailcore.mailboxes.aliases import domain_aliases_delete
 from mailcore.partners.models import PartnerClient
 
 
@@ -66,6 +66,5 @@ def domain_delete(*, domain: Domain) -> None:
                 partner_mailbox__isnull=False).exists():
             raise DomainHasMailboxes(f"{domain.name} still has mailboxes; delete them first")
         domain.mailboxes.all().delete()  # accounts deactivated earlier, kept until their domain goes
-        # aliases on this name go too, so a later owner of the name never feeds our mailboxes
-        Alias.objects.filter(address__iendswith=f"@{domain.name}").delete()
+        domain_aliases_delete(domain_name=domain.name)
         domain.delete()

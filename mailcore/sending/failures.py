@@ -19,16 +19,15 @@ from email.mime.text import MIMEText
 from email.utils import format_datetime, formataddr
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from mailcore.hooks import Hook
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.outbound.relay import reply_status
 from mailcore.sending.compose import compose
-from mailcore.sending.drafts import attachment_file, composition_of, draft_save, drafts_folder
 from mailcore.sending.models import SendFailure
 from mailcore.store.base import StoreError
 from mailcore.store.factory import store_for
@@ -185,6 +184,10 @@ def _status_code(reply: str) -> str:
 
 # the job
 
+# The web client keeps a failed send it wrote in Drafts (webmail registers it): called with failure=,
+# returns the draft's UID, 0 for a send the draft form cannot hold. Without the web client, 0.
+failed_send_drafted = Hook("failed_send_drafted")
+
 
 def _claim(limit: int) -> list[int]:
     now = timezone.now()
@@ -227,32 +230,11 @@ def returned_draft_id(message: OutboundMessage) -> str:
     return f"<returned-{message.message_id}@{settings.MAIL_HOST}>"
 
 
-def _returned_draft(failure: SendFailure) -> int:
-    """The UID of the failed send's copy in Drafts, kept there once: a worker killed after the
-    append but before draft_uid was written finds it by its Message-ID instead of appending again.
-    0 for a send the draft form cannot hold (a template's send: the bounce carries it)."""
-    message, mailbox = failure.message, failure.mailbox
-    message_id = returned_draft_id(message)
-    store = store_for(mailbox)
-    folder = drafts_folder(mailbox=mailbox)
-    for kept in store.related(folder, [message_id]):
-        head = email.message_from_bytes(store.fetch(folder, kept.uid).raw.split(b"\r\n\r\n", 1)[0])
-        if (head.get("Message-ID") or "").strip() == message_id:
-            return kept.uid
-    files = [attachment_file(a["filename"], a["content_type"], base64.b64decode(a["content_base64"]))
-             for a in message.payload.get("attachments", [])]
-    try:
-        return draft_save(mailbox=mailbox, composition=composition_of(message.payload), attachments=files,
-                          message_id=message_id).uid
-    except ValidationError:
-        return 0
-
-
 def _return(failure: SendFailure) -> None:
     message, mailbox = failure.message, failure.mailbox
     store = store_for(mailbox)
     if failure.delivered_to_none and "submitted" not in message.payload and failure.draft_uid is None:
-        uid = _returned_draft(failure)
+        uid = next(iter(failed_send_drafted(failure=failure)), 0)
         with transaction.atomic():
             SendFailure.objects.filter(pk=failure.pk).update(draft_uid=uid)
         failure.draft_uid = uid

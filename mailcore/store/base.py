@@ -1,6 +1,6 @@
 """The mail store interface. Two implementations: `imap` (Dovecot, or a connected provider) and
 `embedded` (rows in our database, for `make run` without Dovecot). One contract test suite
-(mailcore/tests/test_store_contract.py) runs against both.
+(mailcore/tests/store/test_store_contract.py) runs against both.
 
 A store object is bound to one mailbox. Folder names are IMAP names ("INBOX", "Sent",
 "Archive"...), UIDs are IMAP UIDs (positive integers, unique and increasing within a folder).

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring as safe_fromstring
 
-from mailcore.webmail.client_settings import ClientSettings
+from webmail.client_settings import ClientSettings
 
 EMAIL_ADDRESS = "%EMAILADDRESS%"  # Thunderbird puts the address the user typed here
 AUTODISCOVER_REQUEST_NS = "http://schemas.microsoft.com/exchange/autodiscover/outlook/requestschema/2006"

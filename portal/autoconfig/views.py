@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from mailcore.domains.hosted import hosted_domain_of_address
 from mailcore.domains.models import Domain
-from mailcore.webmail.client_settings import ClientSettings, client_settings_for, domain_partner_id
+from webmail.client_settings import ClientSettings, client_settings_for, domain_partner_id
 from portal.autoconfig.documents import (
     OUTLOOK_RESPONSE_NS,
     AutodiscoverRequestInvalid,

@@ -2,7 +2,7 @@
 the webmail's sign-in page and header, and the custom webmail hostname (the CNAME to create, where
 its check stands, "check now", replace and remove).
 
-It calls the same mailcore.webmail services as /v1/hosting/webmail. The preview is rendered on the
+It calls the same webmail services as /v1/hosting/webmail. The preview is rendered on the
 server from the same structured fields the brand stylesheet is made of: htmx posts the form as it
 changes and swaps the preview; without JavaScript the Preview button renders the page with it,
 and Save saves.
@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.errors import DomainError
-from mailcore.webmail import branding, hostnames
+from webmail import branding, hostnames
 from portal.htmx import regions
 from portal.partner.access import partner_section
 from portal.partner.forms import PortalForm

@@ -3,8 +3,8 @@ page (its steps with a sandboxed preview each, add/edit/delete steps while allow
 resume, cancel, stats per step and A/B variant as bar charts with a table, a test send to one
 address), delete.
 
-They call the same mailcore.campaigns services as /v1/hosting/mailboxes/{id}/campaigns; the audience
-is the client's book (mailcore.contacts.services.client_address_book). The mailbox's plan must
+They call the same campaigns services as /v1/hosting/mailboxes/{id}/campaigns; the audience
+is the client's book (contacts.services.client_address_book). The mailbox's plan must
 include campaigns; another partner's mailbox, campaign or step is 404. A step's HTML is only ever
 shown sanitized (mailcore.sanitize, as the webmail does) in `<iframe sandbox srcdoc>` without
 allow-scripts or allow-same-origin."""
@@ -22,20 +22,20 @@ from django.utils.csp import CSP
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from mailcore.campaigns.models import Campaign, CampaignStep, StepDelivery
-from mailcore.campaigns.services import (
+from campaigns.models import Campaign, CampaignStep, StepDelivery
+from campaigns.services import (
     CampaignInvalid, CampaignState, audience, campaign_cancel, campaign_create, campaign_delete, campaign_pause,
     campaign_resume, campaign_send, campaign_update, step_add, step_delete, step_update,
 )
-from mailcore.campaigns.stats import campaign_stats
-from mailcore.campaigns.testsend import (
+from campaigns.stats import campaign_stats
+from campaigns.testsend import (
     BUILT_IN_SAMPLE,
     campaign_sample_contact,
     campaign_step_request,
     campaign_test_send,
 )
-from mailcore.contacts.models import AddressBook, Contact
-from mailcore.contacts.selectors import book_groups
+from contacts.models import AddressBook, Contact
+from contacts.selectors import book_groups
 from mailcore.errors import DomainError
 from mailcore.inbox.display import frame_document
 from mailcore.partners.models import PartnerMailbox

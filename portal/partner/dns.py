@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from mailcore.domains.dnscheck import DnsProblem, DnsRecord, spf_include
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_records
-from mailcore.webmail.client_settings import recommended_records
+from webmail.client_settings import recommended_records
 
 TITLES = {"mx": "Mail routing", "ownership": "Ownership", "spf": "Sender policy (SPF)",
           "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)"}

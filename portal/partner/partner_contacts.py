@@ -4,7 +4,7 @@ mailboxes: the list (search, group filter), add, edit, delete, groups, CSV impor
 
 The book is the client's own (`client_address_book(client=mailbox.domain.client)`), the same one the
 partner API's /v1/hosting/mailboxes/{id}/contacts reads and campaigns reach; the writes are the
-mailcore.contacts services and mailcore.contacts.csv_io. The mailbox's plan must include contacts
+contacts services and contacts.csv_io. The mailbox's plan must include contacts
 (else a page that says which plan does); another partner's mailbox, contact or group is 404."""
 from functools import wraps
 
@@ -18,16 +18,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.accounts.selectors import plan_gate_message
-from mailcore.contacts.csv_io import MAX_CSV_BYTES, CsvInvalid, contacts_csv_export, contacts_csv_preview
-from mailcore.contacts.models import AddressBook, Contact
-from mailcore.contacts.selectors import book_group_get, book_groups, contact_search, contact_with_email
-from mailcore.contacts.services import (
+from contacts.csv_io import MAX_CSV_BYTES, CsvInvalid, contacts_csv_export, contacts_csv_preview
+from contacts.models import AddressBook, Contact
+from contacts.selectors import book_group_get, book_groups, contact_search, contact_with_email
+from contacts.services import (
     ContactConflict, ContactInvalid, client_address_book, contact_create, contact_delete, contact_update,
     group_create, group_delete,
 )
-from mailcore.imports.models import ImportJob
-from mailcore.imports.selectors import import_job_of_book
-from mailcore.imports.services import contacts_csv_import_start
+from imports.models import ImportJob
+from imports.selectors import import_job_of_book
+from imports.services import contacts_csv_import_start
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import partner_mailbox_get
 from portal.htmx import regions

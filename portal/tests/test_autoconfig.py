@@ -14,9 +14,9 @@ from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable, slots_grant
 from mailcore.store.factory import store_for
-from mailcore.webmail import hostnames
-from mailcore.webmail.branding import brand_update
-from mailcore.webmail.hostnames import webmail_hostname_check, webmail_hostname_claim
+from webmail import hostnames
+from webmail.branding import brand_update
+from webmail.hostnames import webmail_hostname_check, webmail_hostname_claim
 from testkit.factories import UserFactory, make_domain, make_mailbox
 
 pytestmark = pytest.mark.django_db
@@ -503,8 +503,8 @@ def test_a_domain_verifies_without_the_recommended_records(partner_client, dns_z
 
 
 def test_the_recommended_records_point_dav_at_the_partners_verified_hostname(plans, alice, client):
-    from mailcore.webmail.client_settings import recommended_records
-    from mailcore.webmail.models import WebmailHostname
+    from webmail.client_settings import recommended_records
+    from webmail.models import WebmailHostname
     from django.utils import timezone
 
     partner = hosting_partner_enable(account=alice.account, status=HostingPartner.Status.ACTIVE)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from mailcore.contacts.models import Contact
-from mailcore.contacts.services import address_book_for, contact_create
+from contacts.models import Contact
+from contacts.services import address_book_for, contact_create
 from mailcore.store.factory import store_for
 from testkit.dovecot import managed_mailbox, message
 from testkit.factories import make_mailbox, make_message

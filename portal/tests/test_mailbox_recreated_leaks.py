@@ -11,7 +11,7 @@ from django.test import Client
 from mailcore.mailboxes.models import ForwardingRule, Mailbox
 from mailcore.sending.models import SendFailure
 from mailcore.sending.services import SendRequest, mail_send
-from mailcore.webmail.models import SieveScript
+from mailcore.rules.models import SieveScript
 from portal.tests.test_mailbox_recreated_sessions import (  # noqa: F401
     DAVE, FIRST, create_dave, delete_dave, partner_browser, pytestmark, webmail_sign_in,
 )

@@ -10,8 +10,8 @@ from PIL import Image
 
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable
-from mailcore.webmail.models import WebmailBrand, WebmailHostname
-from mailcore.webmail import hostnames
+from webmail.models import WebmailBrand, WebmailHostname
+from webmail import hostnames
 from testkit.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,10 +9,10 @@ from django.test import Client
 
 from billing.services.mailboxes import partner_mailbox_open
 from mailcore.accounts.models import Plan
-from mailcore.campaigns.engine import campaigns_run_due
-from mailcore.campaigns.models import Campaign, CampaignStep, Enrollment, StepDelivery
-from mailcore.campaigns.services import campaign_create, campaign_send, step_add, step_update
-from mailcore.contacts.services import client_address_book, contact_create, group_create
+from campaigns.engine import campaigns_run_due
+from campaigns.models import Campaign, CampaignStep, Enrollment, StepDelivery
+from campaigns.services import campaign_create, campaign_send, step_add, step_update
+from contacts.services import client_address_book, contact_create, group_create
 from mailcore.outbound.models import OutboundMessage
 from mailcore.partners.models import PartnerClient
 from mailcore.partners.services import hosting_partner_enable, slots_grant

@@ -9,8 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from billing.services.mailboxes import partner_mailbox_open
-from mailcore.contacts.models import Contact, ContactGroup
-from mailcore.contacts.services import client_address_book, contact_create, group_create
+from contacts.models import Contact, ContactGroup
+from contacts.services import client_address_book, contact_create, group_create
 from mailcore.partners.models import PartnerClient
 from mailcore.partners.services import hosting_partner_enable, slots_grant
 from testkit.factories import UserFactory, make_domain
@@ -282,8 +282,8 @@ def test_a_post_without_the_csrf_token_is_refused(alice, partner_mailbox, book):
 
 def test_a_large_import_goes_on_in_the_background_with_its_progress_page(alice_client, partner_mailbox, book,
                                                                           stranger_mailbox):
-    from mailcore.imports.models import ImportJob
-    from mailcore.imports.services import INLINE_MAX_ITEMS, import_job_advance
+    from imports.models import ImportJob
+    from imports.services import INLINE_MAX_ITEMS, import_job_advance
 
     rows = INLINE_MAX_ITEMS + 50
     csv_text = "email,name,group\n" + "".join(f"p{n}@people.test,Person {n},Customers\n" for n in range(rows))

@@ -26,14 +26,14 @@ from billing.services.partners import partner_approve, pool_purchase_start
 from billing.services.payg import payg_mailbox_open, retail_price_set
 from mailcore.apikeys.scopes import PARTNER_SCOPES
 from mailcore.apikeys.services import api_key_create
-from mailcore.calendars.services import calendar_create, calendar_for, event_create, task_create
-from mailcore.campaigns.services import campaign_create, step_add
-from mailcore.contacts.services import (
+from calendars.services import calendar_create, calendar_for, event_create, task_create
+from campaigns.services import campaign_create, step_add
+from contacts.services import (
     address_book_create, address_book_for, client_address_book, contact_create, group_create,
 )
 from mailcore.domains.services import domain_mark_verified
 from mailcore.events.services import emit
-from mailcore.imports.services import (
+from imports.services import (
     INLINE_MAX_ITEMS, contacts_csv_import_start, contacts_import_start, events_import_start,
 )
 from mailcore.mailboxes.aliases import alias_create
@@ -45,7 +45,7 @@ from mailcore.sending.models import SendFailure
 from mailcore.sending.services import SendRequest, mail_send
 from mailcore.store.factory import store_for
 from mailcore.webhooks.services import endpoint_create
-from mailcore.webmail.filters import FilterInput, mail_filter_create
+from mailcore.rules.filters import FilterInput, mail_filter_create
 from testkit.clients import key_client
 from testkit.factories import make_message
 from testkit.pages import policy_problems
@@ -209,7 +209,7 @@ EXEMPT = {
     "u/<str:token>": "a signed unsubscribe token (api/tests/test_tracking.py: a forged one is 404)",
     "t/o/<str:token>.gif": "a signed tracking token (api/tests/test_tracking.py)",
     "t/c/<str:token>": "a signed tracking token (api/tests/test_tracking.py)",
-    "webmail/calendar/feed/<str:token>.ics": "a secret feed token kept as a digest (test_contacts_calendars_core.py)",
+    "webmail/calendar/feed/<str:token>.ics": "a secret feed token kept as a digest (calendars/tests/test_calendars_core.py)",
     "v1/hosting/forwarding/confirm/<str:token>": "a signed confirmation link (test_hosting_management.py)",
     "billing/checkout/<str:token>/": "the local provider's hosted checkout, reached by its secret token",
     "billing/webhooks/<str:provider>": "payment providers' signed events (billing/tests: a bad signature is 400)",

@@ -9,10 +9,10 @@ import time_machine
 from django.test import Client
 from django.utils import timezone
 
-from mailcore.campaigns.engine import campaigns_run_due
-from mailcore.campaigns.models import Enrollment, StepDelivery, Suppression
-from mailcore.campaigns.services import campaign_create, campaign_delete, campaign_pause, campaign_send, step_add
-from mailcore.contacts.services import address_book_for, contact_create
+from campaigns.engine import campaigns_run_due
+from campaigns.models import Enrollment, StepDelivery, Suppression
+from campaigns.services import campaign_create, campaign_delete, campaign_pause, campaign_send, step_add
+from contacts.services import address_book_for, contact_create
 from testkit.factories import make_mailbox
 
 pytestmark = pytest.mark.django_db

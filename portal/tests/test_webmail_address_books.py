@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from mailcore.contacts.models import AddressBook, Contact
-from mailcore.contacts.services import address_book_create, address_book_for, contact_create, group_create
+from contacts.models import AddressBook, Contact
+from contacts.services import address_book_create, address_book_for, contact_create, group_create
 from portal.tests.conftest import WEBMAIL_PASSWORD
 from testkit.factories import make_mailbox
 

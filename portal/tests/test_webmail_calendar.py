@@ -12,9 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from mailcore.accounts.models import Plan
-from mailcore.calendars.models import CalendarEvent
-from mailcore.calendars.selectors import occurrences_between
-from mailcore.calendars.services import calendar_for, event_create, feed_token_create
+from calendars.models import CalendarEvent
+from calendars.selectors import occurrences_between
+from calendars.services import calendar_for, event_create, feed_token_create
 from portal.tests.conftest import WEBMAIL_PASSWORD
 from testkit.factories import make_mailbox
 
@@ -343,7 +343,7 @@ def test_import_then_export_round_trip(owner, calendar, webmail_owner):
     event_create(calendar=other, title="Launch", start=when(3, 10), end=when(3, 11),
                  recurrence="FREQ=DAILY;COUNT=2")
     event_create(calendar=other, title="Party", start=when(18, 0), end=when(19, 0), all_day=True)
-    from mailcore.calendars.services import calendar_export
+    from calendars.services import calendar_export
     upload = SimpleUploadedFile("mine.ics", calendar_export(calendar=other).encode(), content_type="text/calendar")
 
     response = owner.post("/webmail/calendar/import/", {"file": upload})

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.services import calendar_create, calendar_for, event_create, task_create
+from calendars.models import Calendar, CalendarEvent
+from calendars.services import calendar_create, calendar_for, event_create, task_create
 from portal.tests.conftest import WEBMAIL_PASSWORD
 from testkit.factories import make_mailbox
 

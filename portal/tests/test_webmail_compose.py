@@ -23,7 +23,7 @@ from mailcore.mailboxes.models import Alias
 from mailcore.mailboxes.services import mailbox_set_identity
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.dispatch import outbound_dispatch_due
-from mailcore.sending.drafts import Composition, draft_send
+from webmail.drafts import Composition, draft_send
 from mailcore.sending.services import MailboxLocked
 from mailcore.store.factory import store_for
 from mailcore.usage.models import MailboxDailyUsage

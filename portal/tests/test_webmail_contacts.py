@@ -12,8 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from mailcore.accounts.models import Plan
-from mailcore.contacts.models import AddressBook, Contact, ContactGroup
-from mailcore.contacts.services import (
+from contacts.models import AddressBook, Contact, ContactGroup
+from contacts.services import (
     address_book_for,
     contact_create,
     contact_put,

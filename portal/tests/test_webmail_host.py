@@ -13,10 +13,10 @@ from mailcore.domains.services import domain_mark_verified
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable, slots_grant
-from mailcore.webmail.branding import Fill, brand_update, logo_reencode
-from mailcore.webmail.hostnames import webmail_hostname_check, webmail_hostname_claim
-from mailcore.webmail.models import WebmailSession
-from mailcore.webmail import hostnames
+from webmail.branding import Fill, brand_update, logo_reencode
+from webmail.hostnames import webmail_hostname_check, webmail_hostname_claim
+from webmail.models import WebmailSession
+from webmail import hostnames
 from testkit.factories import UserFactory, make_mailbox
 
 pytestmark = pytest.mark.django_db(transaction=True)  # hostname changes reach the request path on commit
@@ -150,7 +150,7 @@ def test_platform_links_under_webmail_land_on_the_same_page_at_the_root(branded)
 def test_a_partner_that_is_suspended_loses_its_hostname(branded, partner):
     from django.core.cache import cache
 
-    from mailcore.webmail.hostnames import CACHE_KEY
+    from webmail.hostnames import CACHE_KEY
 
     HostingPartner.objects.filter(pk=partner.pk).update(status=HostingPartner.Status.SUSPENDED)
     cache.delete(CACHE_KEY)  # what the cache's lifetime does by itself within a minute, in every process

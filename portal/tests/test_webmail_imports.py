@@ -11,12 +11,12 @@ import time
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from mailcore.calendars.models import CalendarEvent
-from mailcore.calendars.services import calendar_for
-from mailcore.contacts.models import Contact
-from mailcore.contacts.services import address_book_for
-from mailcore.imports.models import ImportItem, ImportJob
-from mailcore.imports.services import INLINE_MAX_ITEMS, import_job_advance
+from calendars.models import CalendarEvent
+from calendars.services import calendar_for
+from contacts.models import Contact
+from contacts.services import address_book_for
+from imports.models import ImportItem, ImportJob
+from imports.services import INLINE_MAX_ITEMS, import_job_advance
 from portal.tests.conftest import WEBMAIL_PASSWORD
 from testkit.factories import make_mailbox
 from testkit.worker_process import WorkerProcess, wait_until

@@ -12,8 +12,8 @@ from email.message import EmailMessage
 import icalendar
 import pytest
 
-from mailcore.calendars.models import CalendarEvent
-from mailcore.calendars.services import calendar_for, event_create
+from calendars.models import CalendarEvent
+from calendars.services import calendar_for, event_create
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.dispatch import outbound_dispatch_due
 from mailcore.store.factory import store_for

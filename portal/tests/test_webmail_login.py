@@ -7,7 +7,7 @@ import pytest
 
 from mailcore.partners.models import PartnerMailbox
 from mailcore.store.factory import store_for
-from mailcore.webmail.models import WebmailSession
+from webmail.models import WebmailSession
 from testkit.factories import make_mailbox, make_message
 
 pytestmark = pytest.mark.django_db

@@ -253,8 +253,8 @@ def test_drafts_open_in_compose_and_messages_on_their_page(signed_in, owner):
 
 
 def test_filters_follow_a_folder_renamed_in_the_webmail(signed_in, owner):
-    from mailcore.webmail.filters import FilterInput, mail_filter_create
-    from mailcore.webmail.models import SieveScript
+    from mailcore.rules.filters import FilterInput, mail_filter_create
+    from mailcore.rules.models import SieveScript
 
     signed_in.post("/webmail/folders/", {"action": "create", "create-name": "Receipts"})
     rule = mail_filter_create(mailbox=owner, data=FilterInput(field="from", match="contains", value="shop",

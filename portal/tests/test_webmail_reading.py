@@ -9,9 +9,9 @@ import re
 import pytest
 
 from mailcore.store.factory import store_for
-from mailcore.tests.test_webmail_display import dangers
+from mailcore.tests.inbox.test_webmail_display import dangers
 from mailcore.tests.xss_corpus import XSS_CORPUS
-from mailcore.webmail.models import RemoteImageSender
+from webmail.models import RemoteImageSender
 from portal.tests.conftest import WEBMAIL_PASSWORD as PASSWORD
 from testkit.factories import make_mailbox, make_message
 

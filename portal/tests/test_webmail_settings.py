@@ -11,8 +11,9 @@ from django.test import Client
 from mailcore.mailboxes.models import ForwardingRule
 from mailcore.mailboxes.passwords import mailbox_password_verify
 from mailcore.store.factory import store_for
-from mailcore.webmail.filters import FilterInput, mail_filter_create
-from mailcore.webmail.models import MailFilter, SieveScript, VacationReply, WebmailSession
+from mailcore.rules.filters import FilterInput, mail_filter_create
+from mailcore.rules.models import MailFilter, SieveScript, VacationReply
+from webmail.models import WebmailSession
 from testkit.factories import make_mailbox
 
 pytestmark = pytest.mark.django_db

@@ -15,9 +15,9 @@ from django.conf import settings as django_settings
 
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable
-from mailcore.webmail.branding import brand_update
-from mailcore.webmail.hostnames import webmail_hostname_check, webmail_hostname_claim
-from mailcore.webmail import hostnames
+from webmail.branding import brand_update
+from webmail.hostnames import webmail_hostname_check, webmail_hostname_claim
+from webmail import hostnames
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CADDYFILE = Path(django_settings.BASE_DIR) / "docker" / "caddy" / "Caddyfile"

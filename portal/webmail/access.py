@@ -6,7 +6,7 @@ from django.conf import settings
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from mailcore.webmail.sessions import REMEMBER, WebmailSession, webmail_session_for
+from webmail.sessions import REMEMBER, WebmailSession, webmail_session_for
 from portal.webmail.host import request_partner_id
 
 COOKIE = "mw_webmail"

@@ -1,6 +1,6 @@
 """The owner's calendars and tasks in the webmail: make, rename, recolour and delete calendars (the
 same collections phones sync over CalDAV), and a simple Tasks page (list, add, complete, delete)
-over the calendars that hold tasks. Every write goes through mailcore.calendars.services."""
+over the calendars that hold tasks. Every write goes through calendars.services."""
 from datetime import UTC, date, datetime, time
 
 from django.contrib import messages
@@ -8,9 +8,9 @@ from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.selectors import calendar_list, task_list
-from mailcore.calendars.services import (
+from calendars.models import Calendar, CalendarEvent
+from calendars.selectors import calendar_list, task_list
+from calendars.services import (
     CalendarRefused,
     CalendarTaken,
     EventInvalid,

@@ -1,6 +1,6 @@
 """The owner's calendar in the webmail: month, week and day views, the event pages (one occurrence of
 a series or the whole series), .ics import and export, the calendar's settings and its read-only
-feed. Every write goes through mailcore.calendars.services; every time is shown in the calendar's
+feed. Every write goes through calendars.services; every time is shown in the calendar's
 zone (Calendar.timezone, UTC while empty). Plain links and forms; static/js/webmail-calendar.js only
 presets the zone from the browser and tidies the event form."""
 from dataclasses import dataclass, field
@@ -15,12 +15,12 @@ from django.utils import timezone as django_timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from mailcore.accounts.selectors import plan_gate_message
-from mailcore.calendars import ical
-from mailcore.calendars.models import Calendar, CalendarEvent
-from mailcore.calendars.selectors import (
+from calendars import ical
+from calendars.models import Calendar, CalendarEvent
+from calendars.selectors import (
     PlacedOccurrence, calendar_list, mailbox_event_get, mailbox_events, occurrences_between,
 )
-from mailcore.calendars.services import (
+from calendars.services import (
     EventConflict,
     EventInvalid,
     calendar_by_feed_token,
@@ -34,9 +34,9 @@ from mailcore.calendars.services import (
     feed_revoke,
     feed_token_create,
 )
-from mailcore.imports.models import ImportJob
-from mailcore.imports.selectors import import_job_of_mailbox, import_jobs_running
-from mailcore.imports.services import events_import_start
+from imports.models import ImportJob
+from imports.selectors import import_job_of_mailbox, import_jobs_running
+from imports.services import events_import_start
 from portal.webmail.access import owner_required
 from portal.webmail.calendar_forms import (
     FIRST_YEAR,

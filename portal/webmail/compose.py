@@ -23,7 +23,7 @@ from mailcore.errors import DomainError
 from mailcore.inbox.services import inbox_message
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.compose import header_problem, html_to_text
-from mailcore.sending.drafts import (
+from webmail.drafts import (
     Composition,
     attachment_file,
     attachments_gather,
@@ -35,8 +35,8 @@ from mailcore.sending.drafts import (
     sent_message_get,
 )
 from mailcore.sending.failures import failure_summary, send_failure_dismiss, send_failure_for_draft
-from mailcore.sending.recipients import recipient_suggestions
-from mailcore.sending.replies import FORWARD, REPLY, REPLY_ALL, reply_start
+from webmail.recipients import recipient_suggestions
+from webmail.replies import FORWARD, REPLY, REPLY_ALL, reply_start
 from mailcore.sending.services import MAX_UNSEND_WINDOW, MailboxLocked
 from mailcore.store.base import FolderNotFound, MessageNotFound, QuotaExceeded, StoreError
 from portal.webmail.access import owner_required

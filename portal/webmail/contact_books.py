@@ -1,12 +1,12 @@
 """The owner's address books in the webmail: make, rename, recolour and delete them (the same
 collections phones sync over CardDAV), as the Calendars page does for calendars. The default book
-stays. Every write goes through mailcore.contacts.services."""
+stays. Every write goes through contacts.services."""
 from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
-from mailcore.contacts.services import (
+from contacts.services import (
     AddressBookRefused,
     AddressBookTaken,
     ContactInvalid,

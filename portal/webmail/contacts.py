@@ -3,7 +3,7 @@ new/edit/delete, groups (create, rename, delete, add or remove many contacts at 
 and export. The list shows every book of the mailbox (or one, ?book=); a contact is made in the book
 its form names (the default, `address_book_for(account=, mailbox=)`, preselected) and moves when it
 changes; groups and the sidebar's group links are the default book's. The books are what phones sync
-over CardDAV; reads go through mailcore.contacts.selectors, writes through mailcore.contacts.services,
+over CardDAV; reads go through contacts.selectors, writes through contacts.services,
 so every change re-renders the vCard and moves the sync token.
 Every page is a plain form or link; with htmx the search and paging swap only the list."""
 import re
@@ -22,15 +22,15 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from mailcore.accounts.selectors import plan_gate_message
-from mailcore.contacts.models import AddressBook, Contact, ContactGroup
-from mailcore.contacts.selectors import (
+from contacts.models import AddressBook, Contact, ContactGroup
+from contacts.selectors import (
     address_book_list,
     book_group_get,
     book_groups,
     contact_list,
     mailbox_contact_get,
 )
-from mailcore.contacts.services import (
+from contacts.services import (
     ContactConflict,
     ContactInvalid,
     address_book_for,
@@ -45,11 +45,11 @@ from mailcore.contacts.services import (
     group_rename,
 )
 from mailcore.errors import DomainError
-from mailcore.imports.models import ImportJob
-from mailcore.imports.selectors import import_job_of_mailbox, import_jobs_running
-from mailcore.imports.services import contacts_import_start
+from imports.models import ImportJob
+from imports.selectors import import_job_of_mailbox, import_jobs_running
+from imports.services import contacts_import_start
 from mailcore.paging import MAX_PAGE, page_window
-from mailcore.sending.drafts import format_address
+from webmail.drafts import format_address
 from portal.partner.forms import PortalForm
 from portal.webmail.access import owner_required
 

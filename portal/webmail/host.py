@@ -8,7 +8,7 @@ partner's brand on the request (`request.webmail_brand`). Every other request is
 it was, so an unverified or unknown name still meets Django's own ALLOWED_HOSTS check (400).
 
 The hostname lookup never queries DNS and, between changes, not the database either
-(mailcore.webmail.hostnames); when it cannot answer, the host is treated as unknown (fail closed).
+(webmail.hostnames); when it cannot answer, the host is treated as unknown (fail closed).
 """
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,8 +16,8 @@ from functools import lru_cache
 from django.conf import settings
 from django.http.request import split_domain_port
 
-from mailcore.webmail.branding import brand_for_hostname, brand_version
-from mailcore.webmail.hostnames import hostname_partner_id, platform_names
+from webmail.branding import brand_for_hostname, brand_version
+from webmail.hostnames import hostname_partner_id, platform_names
 
 HOST_URLCONF = "portal.webmail.host_urls"
 

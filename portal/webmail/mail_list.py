@@ -36,8 +36,8 @@ from mailcore.mailboxes.models import Label
 from mailcore.mailboxes.selectors import own_label_get
 from mailcore.paging import MAX_PAGE
 from mailcore.store.base import SORT_KEYS, Criteria, StoreError, StoreUnavailable
-from mailcore.webmail.filters import filters_folder_renamed
-from mailcore.webmail.reading import message_open
+from mailcore.rules.filters import filters_folder_renamed
+from webmail.reading import message_open
 from portal.templatetags.webmail_tags import sender_name
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame

@@ -16,7 +16,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from mailcore.webmail.client_settings import ClientSettings, client_settings_for, mail_servers_run
+from webmail.client_settings import ClientSettings, client_settings_for, mail_servers_run
 from mailcore.mailboxes.models import Mailbox
 from portal.webmail.access import owner_required
 from portal.webmail.host import is_platform_host, request_brand

@@ -1,7 +1,7 @@
 """The owner's settings: password, identity (name and signature), forwarding, filters and the
 vacation reply. Every page is a plain form (no JavaScript needed); with htmx, reordering filters
 swaps only the list. Writes go through the same services the partner API and portal use
-(mailboxes: identity, forwarding, password) and mailcore.webmail.filters, which publishes the Sieve
+(mailboxes: identity, forwarding, password) and mailcore.rules.filters, which publishes the Sieve
 script Dovecot runs at delivery."""
 from django.conf import settings
 from django.contrib import messages
@@ -16,7 +16,7 @@ from mailcore.mailboxes import forwarding
 from mailcore.mailboxes.models import ForwardingRule
 from mailcore.mailboxes.services import mailbox_set_identity
 from mailcore.throttle import LoginThrottled
-from mailcore.webmail.filters import (
+from mailcore.rules.filters import (
     mail_filter_create,
     mail_filter_delete,
     mail_filter_get,
@@ -26,9 +26,9 @@ from mailcore.webmail.filters import (
     vacation_get,
     vacation_set,
 )
-from mailcore.webmail.models import MailFilter
+from mailcore.rules.models import MailFilter
 from mailcore.throttle import ActionThrottled
-from mailcore.webmail.owner import owner_forwarding_rule, owner_forwarding_rules, owner_password_change
+from webmail.owner import owner_forwarding_rule, owner_forwarding_rules, owner_password_change
 from portal.webmail.access import owner_required, webmail_session
 from portal.webmail.frame import webmail_frame
 from portal.webmail.settings_forms import (

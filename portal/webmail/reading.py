@@ -18,14 +18,14 @@ from django.utils.csp import CSP
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from mailcore.calendars.imip import invitation_card
-from mailcore.calendars.responses import invitation_cancel_apply, invitation_reply_record, invitation_respond
+from calendars.imip import invitation_card
+from calendars.responses import invitation_cancel_apply, invitation_reply_record, invitation_respond
 from mailcore.errors import DomainError
 from mailcore.inbox.display import message_source
 from mailcore.inbox.downloads import download_headers, download_type
 from mailcore.inbox.services import inbox_attachment, message_delete, message_update
 from mailcore.store.base import StoreUnavailable
-from mailcore.webmail.reading import message_images_always, message_open
+from webmail.reading import message_images_always, message_open
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame
 

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from mailcore.ipnets import client_ip
 from mailcore.throttle import LoginThrottled
-from mailcore.webmail.sessions import WebmailLoginRefused, webmail_login, webmail_logout
+from webmail.sessions import WebmailLoginRefused, webmail_login, webmail_logout
 from portal.webmail.access import cookie_clear, cookie_set, webmail_session
 from portal.webmail.host import request_partner_id
 

@@ -13,6 +13,7 @@ from mailcore.accounts.services import user_create_with_account
 from mailcore.partners.services import hosting_partner_enable
 from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES
 from mailcore.apikeys.services import api_key_create
+from mailcore.demo import demo_mailbox_seeded
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_create, domain_mark_verified
 from mailcore.mailboxes.models import Mailbox
@@ -91,34 +92,6 @@ def _demo_mail(mailbox: Mailbox) -> None:
                   recipient=me, envelope_from="amy@acme-bakery.test")
 
 
-def _demo_contacts_calendar(mailbox: Mailbox) -> None:
-    """A few contacts and events for the webmail demo, once (only into an empty book and calendar)."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from mailcore.calendars.services import calendar_for, event_create
-    from mailcore.contacts.services import address_book_for, contact_create
-
-    book = address_book_for(account=mailbox.account, mailbox=mailbox)
-    if not book.contacts.exists():
-        contact_create(book=book, name="Amy Baker", email="amy@acme-bakery.test", company="Acme Bakery",
-                       phone="+1 555 0142", groups=["Suppliers"])
-        contact_create(book=book, name="Ben Okafor", email="ben@okafor-farms.test", company="Okafor Farms",
-                       groups=["Suppliers"])
-        contact_create(book=book, name="Chioma Eze", email="chioma@example.test", notes="Met at the fair.")
-    calendar = calendar_for(account=mailbox.account, mailbox=mailbox)
-    if not calendar.events.exists():
-        today = timezone.now().replace(minute=0, second=0, microsecond=0)
-        monday = (today - timedelta(days=today.weekday())).replace(hour=9)
-        event_create(calendar=calendar, title="Team standup", start=monday, end=monday + timedelta(minutes=30),
-                     recurrence="FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=24", color="#16a34a")
-        event_create(calendar=calendar, title="Bakery delivery", start=monday + timedelta(days=4, hours=5),
-                     end=monday + timedelta(days=4, hours=6), location="Back door", color="#d97706")
-        event_create(calendar=calendar, title="Market day", start=monday + timedelta(days=5),
-                     end=monday + timedelta(days=5), all_day=True)
-
-
 def _verified_domain(account: Account, name: str, client: PartnerClient | None = None) -> Domain:
     domain = Domain.objects.filter(name=name).first()
     if domain is None:
@@ -149,7 +122,7 @@ class Command(BaseCommand):
                 )
             addresses.append(mailbox.address)
         _demo_mail(Mailbox.objects.get(address=addresses[0]))
-        _demo_contacts_calendar(Mailbox.objects.get(address=addresses[0]))
+        demo_mailbox_seeded(mailbox=Mailbox.objects.get(address=addresses[0]))
 
         partner_user, _ = _user(PARTNER["email"], PARTNER["password"], "premium")
         partner = HostingPartner.objects.filter(account=partner_user.account).first()
