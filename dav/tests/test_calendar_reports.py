@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 import caldav
 import icalendar
 import pytest
-from django.apps import apps
 
 from dav.tests.conftest import ANN, PASSWORD
 from dav.tests.davhttp import CALENDAR, multistatus, props_body, propfind, report
@@ -183,13 +182,20 @@ def test_a_series_is_found_only_where_an_occurrence_falls(http):
     assert names("20790106T000000Z", "20791231T000000Z") == []
 
 
+def _models_when_0029_ran():
+    """The models as the migration saw them (CalendarEvent was mailcore's until 0034 moved it)."""
+    from django.db.migrations.loader import MigrationLoader
+    return MigrationLoader(None, ignore_no_migrations=True).project_state(
+        ("mailcore", "0029_davreport_fill_is_series")).apps
+
+
 def test_the_migration_marks_the_series_already_stored(http):
     put(http, "standup.ics", STANDUP)
     put(http, "lunch.ics", single("lunch", "20310318T110000Z", "20310318T120000Z"))
     CalendarEvent.objects.update(is_series=False)
     migration = __import__("mailcore.migrations.0029_davreport_fill_is_series", fromlist=["fill_is_series"])
 
-    migration.fill_is_series(apps, None)
+    migration.fill_is_series(_models_when_0029_ran(), None)
 
     assert dict(CalendarEvent.objects.values_list("uid", "is_series")) == {"standup": True, "lunch": False}
 
@@ -204,7 +210,7 @@ def test_the_migration_fills_in_batches_outside_one_transaction(http, monkeypatc
     migration = __import__("mailcore.migrations.0029_davreport_fill_is_series", fromlist=["fill_is_series"])
     monkeypatch.setattr(migration, "BATCH", 2)
 
-    migration.fill_is_series(apps, None)
+    migration.fill_is_series(_models_when_0029_ran(), None)
 
     assert dict(CalendarEvent.objects.values_list("uid", "is_series")) == {
         "standup": True, "weekly": True, "lunch": False, "dinner": False, "tea": False}

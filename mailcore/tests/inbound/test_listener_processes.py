@@ -17,7 +17,7 @@ from testkit.factories import make_mailbox
 from testkit.mail import events, inbox
 from testkit.smtp_sink import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CLIENTS = 4
 MESSAGES_PER_CLIENT = 3
 

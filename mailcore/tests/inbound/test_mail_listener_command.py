@@ -11,7 +11,7 @@ import pytest
 
 from testkit.smtp_sink import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def wait_for_greeting(port: int, process: subprocess.Popen) -> None:
