@@ -1,14 +1,26 @@
 from django.apps import AppConfig
 
+from mailcore.sweep import Job
+
 
 class BillingConfig(AppConfig):
     """Money: prices, slot purchases, pay-as-you-go subscriptions, add-ons, payment providers."""
 
     name = "billing"
+    jobs = (
+        Job("payg-abandoned", "billing.services.payg:payg_abandoned_sweep", 60),
+        Job("deliver-local-events", "billing.services.local_events:local_events_deliver_due", 5, drains=True),
+    )
 
     def ready(self):
-        """Billing's periodic work joins the sweep (mailcore runs jobs by path, never importing billing)."""
-        from mailcore.sweep import JOBS, Job
+        """The local provider hands its events to the intake through billing's delivery function (it
+        may not import the services above it); billing's jobs join the sweep (mailcore runs jobs by
+        path, never importing billing)."""
+        from billing.providers import local
+        from billing.services.local_events import local_event_deliver
+        from mailcore.sweep import JOBS
 
-        if not any(job.name == "payg-abandoned" for job in JOBS):
-            JOBS.append(Job("payg-abandoned", "billing.services.payg:payg_abandoned_sweep", 60))
+        local.deliver_with(local_event_deliver)
+        for job in self.jobs:
+            if not any(known.name == job.name for known in JOBS):
+                JOBS.append(job)
