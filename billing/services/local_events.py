@@ -54,7 +54,7 @@ def _failed(event_id: int, exc: Exception) -> None:
     now = timezone.now()
     event.attempts += 1
     event.last_error = f"{exc.__class__.__name__}: {exc}"[:500]
-    retry_at = now + min(FIRST_RETRY * 2 ** (event.attempts - 1), LAST_RETRY)
+    retry_at = now + min(FIRST_RETRY * 2 ** min(event.attempts - 1, 16), LAST_RETRY)
     event.next_attempt_at = retry_at if retry_at - event.created_at < GIVE_UP_AFTER else None
     if event.next_attempt_at is None:
         log.error("local provider event %s (%s): given up after %s attempts", event.event_id, event.kind,
