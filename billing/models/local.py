@@ -1,6 +1,7 @@
 """The local provider's own state (it plays the provider's side in one process): hosted checkouts,
 subscriptions, and a clock an operator can move forward like Stripe's test clocks."""
 from django.db import models
+from django.utils import timezone
 
 from billing.models.prices import CURRENCY_CHOICES
 
@@ -48,3 +49,26 @@ class LocalClock(models.Model):
     """One row: how far the local provider's time runs ahead of the wall clock."""
 
     offset_seconds = models.BigIntegerField(default=0)
+
+
+class LocalEvent(models.Model):
+    """An event the local provider sent, kept as its servers keep theirs until our webhook intake
+    has taken it: `delivered_at` is set in the same transaction that applies it, so an event is
+    never lost (the row stays undelivered) and never applied twice."""
+
+    event_id = models.CharField(max_length=40, unique=True)
+    kind = models.CharField(max_length=40)
+    body = models.TextField(help_text="The JSON posted to the intake, signed when it is posted.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True, default=timezone.now,
+                                           help_text="Empty once delivered or given up.")
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Failed deliveries so far.")
+    last_error = models.TextField(blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["next_attempt_at"], condition=models.Q(delivered_at__isnull=True),
+                                name="local_event_pending")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.event_id}"

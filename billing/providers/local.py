@@ -1,9 +1,16 @@
 """The embedded provider: its hosted checkout is a page of this app, its webhooks are signed events
 delivered through the same verified-event path as Stripe's, and its clock can be moved forward
-(`manage.py billing_clock advance`) to rehearse renewals. Refused in production (settings)."""
+(`manage.py billing_clock advance`) to rehearse renewals. Refused in production (settings).
+
+Like a real provider's servers it keeps the events it sends (`LocalEvent` rows, written in the
+transaction that caused them) and posts them after the commit; billing's `deliver-local-events` job
+(billing.services.local_events) posts any left over. The provider never imports that intake above
+it: BillingConfig.ready() hands it the function that delivers (`deliver_with`)."""
 import json
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -11,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from billing.models import LocalCheckout, LocalClock, LocalSubscription
+from billing.models import LocalCheckout, LocalClock, LocalEvent, LocalSubscription
 from billing.providers import signing
 from billing.providers.base import (
     Checkout,
@@ -39,19 +46,30 @@ def clock_now() -> datetime:
     return timezone.now() + timedelta(seconds=clock.offset_seconds if clock else 0)
 
 
-def _event(kind: str, **fields) -> tuple[bytes, dict[str, str]]:
-    """A signed event, as the provider's servers would POST it."""
-    body = json.dumps({"id": f"lev_{secrets.token_hex(12)}", "type": kind, "created": iso(clock_now()),
-                       **fields}, separators=(",", ":")).encode()
-    return body, {SIGNATURE_HEADER: signing.sign(_secret(), body)}
+_deliver_now: Callable[[int], object] | None = None
+
+
+def deliver_with(deliver: Callable[[int], object]) -> None:
+    """Name the function that delivers a recorded event (by its row id) right after its commit."""
+    global _deliver_now
+    _deliver_now = deliver
 
 
 def _deliver(kind: str, **fields) -> None:
-    """Hand a signed event to the app's webhook intake, as a POST to /billing/webhooks/local would."""
-    from billing.services.webhooks import webhook_receive  # the provider's side calling ours
+    """Record an event as the provider's servers would send it, to be posted once the caller's
+    transaction commits (at once, as before, when no transaction is open)."""
+    event_id = f"lev_{secrets.token_hex(12)}"
+    body = json.dumps({"id": event_id, "type": kind, "created": iso(clock_now()), **fields}, separators=(",", ":"))
+    event = LocalEvent.objects.create(event_id=event_id, kind=kind, body=body)
+    if _deliver_now is not None:  # a failure is logged; the job tries again
+        transaction.on_commit(partial(_deliver_now, event.pk), robust=True)
 
-    body, headers = _event(kind, **fields)
-    transaction.on_commit(lambda: webhook_receive(NAME, body, headers))
+
+def event_signed(event: LocalEvent) -> tuple[bytes, dict[str, str]]:
+    """The body and headers of a POST of a recorded event, signed now: like Stripe, each attempt
+    carries a fresh timestamp, so a retry is never refused as stale."""
+    body = event.body.encode()
+    return body, {SIGNATURE_HEADER: signing.sign(_secret(), body)}
 
 
 class LocalProvider:

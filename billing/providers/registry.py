@@ -33,11 +33,11 @@ def provider_named(name: str) -> PaymentProvider:
 
         return LocalProvider()
     if name == "stripe":
-        from billing.providers.stripe import StripeProvider
+        from billing.providers.stripe_provider import StripeProvider
 
         return StripeProvider()
     if name == "paystack":
-        from billing.providers.paystack import PaystackProvider
+        from billing.providers.paystack_provider import PaystackProvider
 
         return PaystackProvider()
     raise KeyError(name)

@@ -9,8 +9,8 @@ import time_machine
 from django.utils import timezone
 
 from billing.models import LedgerEntry, Payment, ProviderEventRecord, Purchase, Subscription
-from billing.providers.paystack import PaystackProvider
-from billing.providers.stripe import StripeProvider
+from billing.providers.paystack_provider import PaystackProvider
+from billing.providers.stripe_provider import StripeProvider
 from billing.services.partners import partner_approve
 from billing.services.payg import payg_abandoned_sweep
 from billing.services.reconcile import billing_reconcile

@@ -10,7 +10,7 @@ import pytest
 
 from billing.models import Payment, ProviderEventRecord, Purchase, Subscription
 from billing.providers.base import ProviderCannot, ProviderRefused, ProviderUnavailable
-from billing.providers.paystack import PaystackProvider
+from billing.providers.paystack_provider import PaystackProvider
 from billing.services.partners import addon_purchase_start, pool_purchase_start, purchase_status
 from billing.services.plans import plan_change
 from billing.services.refunds import payment_refund
