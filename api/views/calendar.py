@@ -18,6 +18,7 @@ from api.inputs import StrictInput
 from api.views.contacts import MAILBOX_HELP, managed_mailbox
 from calendars import ical
 from calendars.models import Calendar, CalendarEvent
+from calendars.recurrence import series_occurs_between
 from calendars.selectors import calendar_get, event_get, event_list
 from calendars.services import calendar_for, event_create, event_delete, event_move, event_update
 from mailcore.paging import page_window
@@ -250,20 +251,6 @@ EventListQuery = type("EventListQuery", (_EventListQuery,), {
 })
 
 
-def _occurs_between(event, start: datetime, end: datetime) -> bool:
-    """Whether an occurrence of a series overlaps [start, end). Windows double in length, so a long
-    range over a dense series is expanded only up to its first occurrence."""
-    lower = max(start, event.start)
-    upper = min(end, event.range_end) if event.range_end else end
-    step = timedelta(days=7)
-    while lower < upper:
-        stop = min(lower + step, upper)
-        if ical.occurrences(event.ical, lower, stop):
-            return True
-        lower, step = stop, step * 2
-    return False
-
-
 class EventListCreateApi(APIView):
     required_scopes = READ_WRITE
     required_feature = "calendar"
@@ -286,7 +273,8 @@ class EventListCreateApi(APIView):
                             start=start, end=end)
         if start is not None and end is not None:
             series = events.exclude(recurrence="").select_related(None).only("pk", "ical", "start", "range_end")
-            events = events.exclude(pk__in=[event.pk for event in series if not _occurs_between(event, start, end)])
+            events = events.exclude(pk__in=[event.pk for event in series
+                                             if not series_occurs_between(event, start, end)])
         page, per_page = params["page"], params["per_page"]
         return Response(EventPageOutput({"events": page_window(events, page=page, size=per_page),
                                          "total": events.count(), "page": page, "per_page": per_page}).data)

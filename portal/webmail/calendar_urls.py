@@ -1,15 +1,15 @@
-"""The owner's calendar (portal.webmail.calendar_pages): views, events, import/export, settings, the feed;
-its calendars and tasks (portal.webmail.calendar_lists)."""
+"""The owner's calendar (portal.webmail.calendar_pages): views, import/export, settings, the feed; its
+events (portal.webmail.calendar_events); its calendars and tasks (portal.webmail.calendar_lists)."""
 from django.urls import path
 
-from portal.webmail import calendar_lists, calendar_pages
+from portal.webmail import calendar_events, calendar_lists, calendar_pages
 
 urlpatterns = [
     path("", calendar_pages.calendar_view, name="calendar"),
-    path("events/new/", calendar_pages.event_new, name="calendar_event_new"),
-    path("events/<int:event_id>/", calendar_pages.event_detail, name="calendar_event"),
-    path("events/<int:event_id>/edit/", calendar_pages.event_edit, name="calendar_event_edit"),
-    path("events/<int:event_id>/delete/", calendar_pages.event_delete_view, name="calendar_event_delete"),
+    path("events/new/", calendar_events.event_new, name="calendar_event_new"),
+    path("events/<int:event_id>/", calendar_events.event_detail, name="calendar_event"),
+    path("events/<int:event_id>/edit/", calendar_events.event_edit, name="calendar_event_edit"),
+    path("events/<int:event_id>/delete/", calendar_events.event_delete_view, name="calendar_event_delete"),
     path("import/", calendar_pages.calendar_import, name="calendar_import"),
     path("import/<int:job_id>/", calendar_pages.calendar_import_progress, name="calendar_import_progress"),
     path("calendars/", calendar_lists.calendars_manage, name="calendar_calendars"),

@@ -46,12 +46,13 @@ from contacts.services import (
 )
 from mailcore.errors import DomainError
 from imports.models import ImportJob
-from imports.selectors import import_job_of_mailbox, import_jobs_running
+from imports.selectors import import_jobs_running
 from imports.services import contacts_import_start
 from mailcore.paging import MAX_PAGE, page_window
 from webmail.drafts import format_address
 from portal.partner.forms import PortalForm
 from portal.webmail.access import owner_required
+from portal.webmail.import_progress import import_progress
 
 PER_PAGE = 50
 IMPORT_MAX_BYTES = 5 * 1024 * 1024
@@ -507,18 +508,10 @@ def contacts_import_view(request, mailbox, book):
 @require_GET
 @contacts_required
 def contacts_import_progress(request, mailbox, book, job_id: int):
-    """How far a background import has got; the region polls itself (htmx) while it runs."""
-    try:
-        job = import_job_of_mailbox(mailbox=mailbox, job_id=job_id, kind=ImportJob.Kind.CONTACTS)
-    except ImportJob.DoesNotExist:
-        raise Http404("No such import.") from None
-    context = {"job": job, "noun": "contact",
-               "progress_url": reverse("webmail:contacts_import_progress", args=[job.pk]),
-               "done_url": reverse("webmail:contacts"), "done_label": "Show my contacts",
-               "again_url": reverse("webmail:contacts_import")}
-    if request.htmx:
-        return render(request, "components/import_progress.html", context)
-    return _page(request, mailbox, book, "webmail/contacts/import_progress.html", context)
+    return import_progress(request, mailbox, job_id, kind=ImportJob.Kind.CONTACTS, noun="contact", app="contacts",
+                           done_label="Show my contacts",
+                           page=lambda context: _page(request, mailbox, book, "webmail/contacts/import_progress.html",
+                                                      context))
 
 
 @require_GET
