@@ -60,7 +60,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "portal.ops.requestid.RequestIdMiddleware",  # before all: every log line of the request has its id
     "portal.ops.metrics.RequestMetricsMiddleware",
-    "portal.webmail.host.WebmailHostMiddleware",  # first: a verified partner hostname is a valid Host
+    "portal.webmail_host.WebmailHostMiddleware",  # first: a verified partner hostname is a valid Host
     "portal.autoconfig.middleware.AutoconfigHostMiddleware",  # autoconfig.<hosted domain> is a valid Host
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -92,7 +92,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "portal.context_processors.portal",
                 "portal.webmail.frame.webmail",
-                "portal.webmail.host.brand",
+                "portal.webmail_host.brand",
             ],
         },
     },
@@ -486,7 +486,7 @@ PARTNER_TRIAL_DAYS = env_int("PARTNER_TRIAL_DAYS", 14)
 # Webmail on partners' own hostnames. WEBMAIL_HOST is the platform's webmail name: partners point a
 # CNAME at it, and a hostname that resolves there (checked in the background) serves the webmail
 # at / with the partner's brand. Those verified names are accepted as Host besides ALLOWED_HOSTS by
-# portal.webmail.host.WebmailHostMiddleware (only verified ones: see docs/decisions.md), and Caddy
+# portal.webmail_host.WebmailHostMiddleware (only verified ones: see docs/decisions.md), and Caddy
 # asks /internal/tls/allowed before issuing their certificates (docker/caddy/Caddyfile).
 WEBMAIL_HOST = env_str("WEBMAIL_HOST", "webmail.mailwell.test").strip().rstrip(".").lower()
 if not re.fullmatch(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", WEBMAIL_HOST) or "." not in WEBMAIL_HOST:

@@ -50,7 +50,7 @@ from mailcore.imports.selectors import import_job_of_mailbox, import_jobs_runnin
 from mailcore.imports.services import contacts_import_start
 from mailcore.paging import MAX_PAGE, page_window
 from mailcore.sending.drafts import format_address
-from portal.partner.forms import PortalForm
+from portal.forms import PortalForm
 from portal.webmail.access import owner_required
 
 PER_PAGE = 50
