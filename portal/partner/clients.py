@@ -14,7 +14,7 @@ from mailcore.partners.services import ClientHasDomains, client_create, client_d
 from portal.htmx import regions
 from portal.access import found_or_404
 from portal.partner.access import partner_section
-from portal.partner.dns import domain_dns_summary
+from portal.partner.dns_wizard import domain_dns_summary
 from portal.partner.forms import LAPSE_DONE, ClientLapseForm, ClientNameForm, field_errors
 
 CLIENTS_TEMPLATE = "portal/clients.html"

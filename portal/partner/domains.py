@@ -23,7 +23,7 @@ from mailcore.partners.services import hosting_partner_enable
 from portal.htmx import regions
 from portal.access import found_or_404
 from portal.partner.access import BECOME_PARTNER_TEMPLATE, operational_partner, partner_section
-from portal.partner.dns import dns_summary, domain_dns_summary, recommended_rows, record_rows
+from portal.partner.dns_wizard import dns_summary, domain_dns_summary, recommended_rows, record_rows
 from portal.partner.forms import DomainAddForm, name_error
 
 DOMAINS_TEMPLATE = "portal/domains.html"
