@@ -178,7 +178,7 @@ def main() -> int:
             "other work on the machine will lower the figures (the ratios suffer less)")
     temp = Path(tempfile.mkdtemp(prefix="mailwell-campaigns-bench-"))
     env = {name: value for name, value in os.environ.items() if name not in STRIP_ENV}
-    env.update(DJANGO_SETTINGS_MODULE="portal.settings", DATA_DIR=str(temp), DATABASE_URL=database_url(BENCH_DB),
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", DATA_DIR=str(temp), DATABASE_URL=database_url(BENCH_DB),
                CAMPAIGN_SENDS_PER_HOUR="100000000", LOG_LEVEL="WARNING")
     database_created = django_ready = False
     try:

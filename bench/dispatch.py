@@ -114,7 +114,7 @@ class Sink:
 def product_env(data_dir: Path, sink_port: int) -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if name not in STRIP_ENV}
     env.update(
-        DJANGO_SETTINGS_MODULE="portal.settings", DJANGO_ENV="production", SECRET_KEY=secrets.token_urlsafe(64),
+        DJANGO_SETTINGS_MODULE="config.settings", DJANGO_ENV="production", SECRET_KEY=secrets.token_urlsafe(64),
         ALLOWED_HOSTS="127.0.0.1,localhost", FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
         PUBLIC_BASE_URL="http://127.0.0.1",
         SECURE_SSL_REDIRECT="false", DATA_DIR=str(data_dir), DATABASE_URL=database_url(BENCH_DB),
@@ -183,7 +183,7 @@ class Workers:
 
 
 def celery_worker(env: dict, temp: Path) -> Worker:
-    return Worker("celery worker", [PYTHON, "-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "WARNING",
+    return Worker("celery worker", [PYTHON, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "WARNING",
                                     "--schedule", str(temp / "celerybeat-schedule")],
                   {**env, "REDIS_URL": REDIS_URL}, temp / "celery.log")
 

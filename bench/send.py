@@ -78,7 +78,7 @@ class Gunicorn:
         self.port = free_port()
         self.log_path = log_path
         self.command = [
-            PYTHON, "-m", "gunicorn", "portal.wsgi:application",
+            PYTHON, "-m", "gunicorn", "config.wsgi:application",
             "--bind", f"127.0.0.1:{self.port}",
             "--config", str(ROOT / "gunicorn.conf.py"),
             *(["--workers", str(workers)] if workers else []), *(["--threads", str(threads)] if threads else []),

@@ -178,7 +178,7 @@ def production_env(data_dir: Path, database_url: str, strip: list[str], **settin
 
     env = {name: value for name, value in os.environ.items() if name not in strip}
     env.update(
-        DJANGO_SETTINGS_MODULE="portal.settings", DJANGO_ENV="production", SECRET_KEY=secrets.token_urlsafe(64),
+        DJANGO_SETTINGS_MODULE="config.settings", DJANGO_ENV="production", SECRET_KEY=secrets.token_urlsafe(64),
         ALLOWED_HOSTS="127.0.0.1,localhost", FIELD_ENCRYPTION_KEY=base64.urlsafe_b64encode(os.urandom(32)).decode(),
         PUBLIC_BASE_URL="http://127.0.0.1",
         SECURE_SSL_REDIRECT="false", DATA_DIR=str(data_dir), DATABASE_URL=database_url, LOG_LEVEL="WARNING",

@@ -34,7 +34,7 @@ Phases:
              first is the worker's pick-up (its poll, up to a second: noise five times the 10%
              measured here, and no concern of the slow endpoint, which comes later in the batch).
              Due-to-last times are in the JSON and the row's note.
-  celery     `python -m celery -A portal worker --beat` with REDIS_URL on a private redis-server
+  celery     `python -m celery -A config worker --beat` with REDIS_URL on a private redis-server
              (what `make run` starts with REDIS_URL; emit() enqueues the task on commit).
 
 Prints the table rows and writes the figures to bench/results/webhooks-<UTC timestamp>.json.
@@ -468,7 +468,7 @@ def main() -> int:
             os.environ.pop(name, None)
         # Production settings refuse WEBHOOK_ALLOW_PRIVATE (loopback receivers), so: development
         # settings with what production changes that matters here (PostgreSQL, DEBUG off).
-        os.environ.update(DJANGO_SETTINGS_MODULE="portal.settings", DATABASE_URL=database_url(BENCH_DB),
+        os.environ.update(DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL=database_url(BENCH_DB),
                           DEBUG="false", WEBHOOK_ALLOW_PRIVATE="true", WEBHOOK_CA_BUNDLE=str(bundle),
                           LOG_LEVEL="WARNING")
         worker_env = dict(os.environ)
@@ -492,7 +492,7 @@ def main() -> int:
         bench = Bench(fast, slow, args.events)
         embedded = Worker("embedded", [PYTHON, "manage.py", "worker"],
                           {**worker_env, "DATA_DIR": data_dir("embedded-data")}, temp / "embedded.log")
-        celery = Worker("celery", [PYTHON, "-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "WARNING",
+        celery = Worker("celery", [PYTHON, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "WARNING",
                                    "--schedule", str(temp / "celerybeat-schedule")],
                         {**worker_env, "DATA_DIR": data_dir("celery-data"), "REDIS_URL": redis_url},
                         temp / "celery.log")

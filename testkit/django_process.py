@@ -24,7 +24,7 @@ NOT_INHERITED = {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV", "DJANGO_A
 def django_process(arguments: list[str], environment: dict, timeout: float = 60) -> subprocess.CompletedProcess:
     """`python <arguments>` in the project with this environment on top of the test run's."""
     env = {name: value for name, value in os.environ.items() if name not in NOT_INHERITED}
-    env.update(environment, DJANGO_SETTINGS_MODULE="portal.settings")
+    env.update(environment, DJANGO_SETTINGS_MODULE="config.settings")
     return subprocess.run([sys.executable, *arguments], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)
 

@@ -16,7 +16,7 @@ class WebProcess(WorkerProcess):
 
     def __init__(self, data_dir: Path, *, processes: int = 2, **environment: str):
         self.port = free_port()
-        command = ["-m", "gunicorn", "portal.wsgi:application", "--config", "gunicorn.conf.py",
+        command = ["-m", "gunicorn", "config.wsgi:application", "--config", "gunicorn.conf.py",
                    "--bind", f"127.0.0.1:{self.port}"]
         super().__init__(data_dir, command, WEB_CONCURRENCY=str(processes), **environment)
 

@@ -37,7 +37,7 @@ def database_url() -> str:
 
 EMBEDDED_WORKER = ["manage.py", "worker"]
 # Celery's worker with beat in one process group, as production runs them (compose runs two).
-CELERY_WORKER = ["-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "WARNING", "--concurrency", "2"]
+CELERY_WORKER = ["-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "WARNING", "--concurrency", "2"]
 # A Redis database of its own per pytest-xdist worker (gw0 -> 7, gw1 -> 8, ...), emptied when a
 # worker process first starts.
 CELERY_TEST_REDIS = f"redis://127.0.0.1:6379/{7 + int(os.environ.get('PYTEST_XDIST_WORKER', 'gw0')[2:])}"

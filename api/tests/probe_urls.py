@@ -31,7 +31,7 @@ urlpatterns = [
     path("probe/scoped", ScopedProbe.as_view()),
     path("probe/plan", PlanProbe.as_view()),
     path("probe/broken", BrokenProbe.as_view()),
-    path("", include("portal.urls")),
+    path("", include("config.urls")),
 ]
 handler404 = "api.errors.page_not_found"
 handler500 = "api.errors.server_error"

@@ -23,7 +23,7 @@ def test_a_production_server_will_not_start_with_the_demo_operators_published_pa
         done = django_process(step, development, timeout=300)
         assert done.returncode == 0, done.stderr
 
-    web = django_process(["-m", "gunicorn", "portal.wsgi:application", "--workers", "1",
+    web = django_process(["-m", "gunicorn", "config.wsgi:application", "--workers", "1",
                           "--bind", "127.0.0.1:0"], production, timeout=120)
     assert web.returncode != 0
     assert "Mailwell will not start in production" in web.stderr

@@ -20,7 +20,7 @@ from portal.autoconfig.documents import (
     thunderbird_config,
 )
 from portal.autoconfig.middleware import request_autoconfig_domain
-from portal.webmail.host import request_brand
+from portal.webmail_host import request_brand
 
 XML = "application/xml; charset=utf-8"
 AUTODISCOVER_MAX_BYTES = 16 * 1024  # an Outlook request is a few hundred bytes

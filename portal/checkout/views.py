@@ -19,8 +19,8 @@ from billing.selectors.history import buyer_purchase_get
 from billing.selectors.local import local_checkout_get
 from billing.services.events import purchase_sync
 from billing.services.payg import payg_checkout_retry
-from portal.checkout.redirects import allow_form_redirects, http_url, provider_checkout_origins, with_query
-from portal.partner.access import found_or_404
+from portal.form_redirects import allow_form_redirects, http_url, provider_checkout_origins, with_query
+from portal.access import found_or_404
 
 TEMPLATE = "checkout/checkout.html"
 OUTCOMES = {"paid": True, "failed": False}

@@ -5,8 +5,7 @@ their application stands (pending, declined, expired or suspended)."""
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ObjectDoesNotExist
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect
@@ -53,12 +52,3 @@ def partner_required(*, section: str | None = None, htmx_redirect: str = "portal
 
 
 partner_section = partner_required()
-
-
-def found_or_404(select, what: str, **lookup):
-    """The caller's object from a scoped selector, or a 404 naming what was not found (another
-    account's object included: it does not exist for this caller)."""
-    try:
-        return select(**lookup)
-    except ObjectDoesNotExist:
-        raise Http404(f"No such {what}.") from None

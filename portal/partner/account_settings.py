@@ -23,7 +23,7 @@ from mailcore.apikeys.selectors import USAGE_DAYS, api_key_get, api_key_list, ap
 from mailcore.apikeys.services import api_key_create, api_key_revoke
 from mailcore.partners.services import partner_settings_update
 from portal.partner.forms import ApiKeyForm, LapseActionForm
-from portal.partner.access import found_or_404
+from portal.access import found_or_404
 from portal.htmx import regions
 
 SETTINGS_TEMPLATE = "portal/settings.html"

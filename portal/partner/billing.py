@@ -46,10 +46,12 @@ from billing.services.plans import SamePlan, plan_change, plan_subscription
 from mailcore.accounts.models import Account, Plan
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.selectors import partner_grants_feature
-from portal.checkout.redirects import allow_form_redirects, provider_checkout_origins
+from portal.form_redirects import allow_form_redirects, provider_checkout_origins
 from portal.htmx import regions
-from portal.partner.access import found_or_404, partner_required
-from portal.partner.forms import PortalForm, storage_label
+from portal.access import found_or_404
+from portal.partner.access import partner_required
+from portal.forms import PortalForm
+from portal.partner.forms import storage_label
 
 BILLING_TEMPLATE = "portal/billing.html"
 PURCHASE_TEMPLATE = "portal/billing_purchase.html"
@@ -134,7 +136,7 @@ def _to_checkout(request, purchase: Purchase) -> HttpResponse:
 
 
 def _buying_page(response: HttpResponse) -> HttpResponse:
-    """A page whose form is answered with a redirect to the provider's checkout (see portal.checkout.redirects)."""
+    """A page whose form is answered with a redirect to the provider's checkout (see portal.form_redirects)."""
     return allow_form_redirects(response, provider_checkout_origins())
 
 

@@ -24,7 +24,7 @@ from mailcore.errors import DomainError
 from webmail import branding, hostnames
 from portal.htmx import regions
 from portal.partner.access import partner_section
-from portal.partner.forms import PortalForm
+from portal.forms import PortalForm
 
 TEMPLATE = "portal/branding.html"
 CONFIRM_TEMPLATE = "portal/branding_confirm.html"

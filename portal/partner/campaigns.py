@@ -41,8 +41,8 @@ from mailcore.inbox.display import frame_document
 from mailcore.partners.models import PartnerMailbox
 from mailcore.sanitize import sanitize_mail_html
 from portal.htmx import regions
-from portal.partner.access import found_or_404
-from portal.partner.forms import PortalForm
+from portal.access import found_or_404
+from portal.forms import PortalForm
 from portal.partner.partner_contacts import client_mailbox_page
 
 LIST_TEMPLATE = "portal/campaigns/list.html"

@@ -12,8 +12,9 @@ from mailcore.partners.models import HostingPartner, PartnerClient
 from mailcore.partners.selectors import partner_client_get, partner_clients, partner_domains, partner_mailboxes
 from mailcore.partners.services import ClientHasDomains, client_create, client_delete, client_update
 from portal.htmx import regions
-from portal.partner.access import found_or_404, partner_section
-from portal.partner.dns import domain_dns_summary
+from portal.access import found_or_404
+from portal.partner.access import partner_section
+from portal.partner.dns_wizard import domain_dns_summary
 from portal.partner.forms import LAPSE_DONE, ClientLapseForm, ClientNameForm, field_errors
 
 CLIENTS_TEMPLATE = "portal/clients.html"

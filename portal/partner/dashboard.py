@@ -17,7 +17,7 @@ from mailcore.partners.selectors import (
     partner_mailboxes_ending_soon,
     partner_stats,
 )
-from portal.partner.dns import dns_summary
+from portal.partner.dns_wizard import dns_summary
 from portal.partner.forms import storage_label
 
 

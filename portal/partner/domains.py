@@ -21,8 +21,9 @@ from mailcore.partners.models import HostingPartner
 from mailcore.partners.selectors import partner_domain_get, partner_domains, partner_mailboxes
 from mailcore.partners.services import hosting_partner_enable
 from portal.htmx import regions
-from portal.partner.access import BECOME_PARTNER_TEMPLATE, found_or_404, operational_partner, partner_section
-from portal.partner.dns import dns_summary, domain_dns_summary, recommended_rows, record_rows
+from portal.access import found_or_404
+from portal.partner.access import BECOME_PARTNER_TEMPLATE, operational_partner, partner_section
+from portal.partner.dns_wizard import dns_summary, domain_dns_summary, recommended_rows, record_rows
 from portal.partner.forms import DomainAddForm, name_error
 
 DOMAINS_TEMPLATE = "portal/domains.html"

@@ -1,4 +1,5 @@
-"""Portal forms: they parse what people type; the services decide what is allowed."""
+"""The partner realm's forms: they parse what people type; the services decide what is allowed.
+PortalForm and the mailbox forms the webmail shares are in portal.forms."""
 from dataclasses import dataclass
 
 from django import forms
@@ -7,6 +8,7 @@ from django.core.exceptions import ValidationError
 from mailcore.events.catalog import EVENTS
 from mailcore.ipnets import normalise_ip_list
 from mailcore.webhooks.safety import UnsafeDestination, check_url_shape
+from portal.forms import PortalForm
 
 EVENT_GROUPS = [
     ("email.", "Email"),
@@ -92,36 +94,6 @@ from mailcore.partners.models import HostingPartner, LapseAction, PartnerClient 
 from mailcore.domains.services import InvalidDomainName, domain_name_clean  # noqa: E402
 from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES  # noqa: E402
 from mailcore.partners.mailboxes import PARTNER_PLANS  # noqa: E402
-
-
-class PortalForm(forms.Form):
-    """A form that puts keyboard focus on its first invalid field (htmx focuses [autofocus] after a swap)."""
-
-    def add_error(self, field, error):
-        super().add_error(field, error)
-        first = next((name for name in self.fields if name in self.errors), None)
-        for name, form_field in self.fields.items():
-            if name == first:
-                form_field.widget.attrs["autofocus"] = True
-            else:
-                form_field.widget.attrs.pop("autofocus", None)
-
-    def add_service_error(self, error: ValidationError) -> None:
-        """A service's ValidationError, each message next to the field it names (else above the form)."""
-        if hasattr(error, "error_dict"):
-            for name, errors in error.error_dict.items():
-                for message in errors:
-                    self.add_error(name if name in self.fields else None, _sentence(" ".join(message.messages)))
-        else:
-            self.add_error(None, error)
-
-
-def _sentence(text: str) -> str:
-    """A service's terse message as a sentence, leaving an address or domain at its start as it is."""
-    first = text.split(" ", 1)[0]
-    if "." not in first and "@" not in first:
-        text = text[:1].upper() + text[1:]
-    return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 def storage_label(mb: int) -> str:
@@ -246,40 +218,6 @@ class PartnerMailboxForm(PortalForm):
 
     def clean_funding_mode(self) -> str:
         return self.cleaned_data["funding_mode"] or SLOT
-
-
-class MailboxIdentityForm(PortalForm):
-    display_name = forms.CharField(label="Display name", required=False, max_length=200,
-                                   widget=forms.TextInput(attrs={"autocomplete": "off"}))
-    signature_html = forms.CharField(
-        label="Signature",
-        required=False,
-        max_length=10_000,
-        strip=False,
-        help_text="HTML added to the end of outgoing mail. Scripts, event handlers and unsafe links are removed.",
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false",
-                                     "placeholder": "<p>Ann Smith<br>Example Ltd</p>"}),
-    )
-
-    def clean_display_name(self) -> str:
-        value = self.cleaned_data["display_name"]
-        if any(ord(char) < 32 or ord(char) == 127 for char in value):
-            raise ValidationError("Use one line without control characters.")
-        return value
-
-
-class ForwardingRuleForm(PortalForm):
-    forward_to = forms.CharField(
-        label="Forward to",
-        max_length=320,
-        help_text="We email this address a link to confirm; nothing is forwarded until it is confirmed.",
-        widget=forms.EmailInput(attrs={"autocomplete": "off", "placeholder": "ann@elsewhere.example"}),
-    )
-    keep_copy = forms.BooleanField(label="Keep a copy in this mailbox", required=False, initial=True)
-
-
-class ForwardingRuleEnabledForm(forms.Form):
-    enabled = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
 
 class AliasForm(PortalForm):

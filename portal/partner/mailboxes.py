@@ -65,19 +65,18 @@ from mailcore.partners.selectors import (
 from mailcore.store.base import StoreError
 from mailcore.throttle import ActionThrottled
 from mailcore.usage.selectors import mailbox_usage
+from portal.forms import ForwardingRuleEnabledForm, ForwardingRuleForm, MailboxIdentityForm
 from portal.partner.forms import (
     PAY_AS_YOU_GO,
     AliasForm,
     CheckoutLinkEmailForm,
-    ForwardingRuleEnabledForm,
-    ForwardingRuleForm,
     MailboxFilterForm,
-    MailboxIdentityForm,
     PartnerMailboxForm,
     PlanChangeForm,
     SubscriptionCancelForm,
 )
-from portal.partner.access import become_partner_page, found_or_404, partner_required
+from portal.access import found_or_404
+from portal.partner.access import become_partner_page, partner_required
 from portal.htmx import regions
 from portal.partner.billing import PROVIDER_NAMES
 

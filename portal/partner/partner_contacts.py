@@ -31,8 +31,9 @@ from imports.services import contacts_csv_import_start
 from mailcore.partners.models import PartnerMailbox
 from mailcore.partners.selectors import partner_mailbox_get
 from portal.htmx import regions
-from portal.partner.access import become_partner_page, found_or_404
-from portal.partner.forms import PortalForm
+from portal.access import found_or_404
+from portal.partner.access import become_partner_page
+from portal.forms import PortalForm
 
 LIST_TEMPLATE = "portal/contacts/list.html"
 EDIT_TEMPLATE = "portal/contacts/edit.html"

@@ -35,7 +35,7 @@ from mailcore.webhooks.services import (
     endpoint_test,
     endpoint_update,
 )
-from portal.partner.access import found_or_404
+from portal.access import found_or_404
 from portal.partner.forms import WebhookEndpointActiveForm, WebhookEndpointForm
 from portal.htmx import regions
 

@@ -76,7 +76,7 @@ def test_make_run_on_another_port_gives_checkout_links_and_approval_mails_on_tha
                    "SMTP_LISTEN": f"127.0.0.1:{free_port()}", "WORKER_PROCESSES": "1"}
     server = subprocess.Popen([sys.executable, "manage.py", "serve"], cwd=ROOT, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, start_new_session=True,
-                              env={**_inherited(), **environment, "DJANGO_SETTINGS_MODULE": "portal.settings"})
+                              env={**_inherited(), **environment, "DJANGO_SETTINGS_MODULE": "config.settings"})
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_for(f"{url}/healthz", server)

@@ -7,7 +7,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from webmail.sessions import REMEMBER, WebmailSession, webmail_session_for
-from portal.webmail.host import request_partner_id
+from portal.webmail_host import request_partner_id
 
 COOKIE = "mw_webmail"
 

@@ -6,7 +6,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET
 
 from webmail.branding import brand_for_hostname, brand_logo, brand_stylesheet
-from portal.webmail.host import request_brand
+from portal.webmail_host import request_brand
 
 CACHE_FOREVER = "public, max-age=31536000, immutable"
 

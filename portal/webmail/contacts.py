@@ -50,7 +50,7 @@ from imports.selectors import import_jobs_running
 from imports.services import contacts_import_start
 from mailcore.paging import MAX_PAGE, page_window
 from webmail.drafts import format_address
-from portal.partner.forms import PortalForm
+from portal.forms import PortalForm
 from portal.webmail.access import owner_required
 from portal.webmail.import_progress import import_progress
 

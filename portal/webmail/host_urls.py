@@ -1,5 +1,5 @@
 """The URLconf of a partner's verified webmail hostname (set per request by
-portal.webmail.host.WebmailHostMiddleware): the webmail at /, the brand's stylesheet and logo, and
+portal.webmail_host.WebmailHostMiddleware): the webmail at /, the brand's stylesheet and logo, and
 /webmail/... sent to the same page at /..., CardDAV/CalDAV and mail-client autoconfiguration (so
 phones can be set up with the hostname the owner knows). Nothing else of the platform (portal, API, admin) exists
 on a partner's hostname. Static files are served by WhiteNoise before any URLconf is read."""

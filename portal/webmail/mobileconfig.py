@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET
 from webmail.client_settings import ClientSettings, client_settings_for, mail_servers_run
 from mailcore.mailboxes.models import Mailbox
 from portal.webmail.access import owner_required
-from portal.webmail.host import is_platform_host, request_brand
+from portal.webmail_host import is_platform_host, request_brand
 from portal.webmail.owner_settings import SECTIONS
 
 CONTENT_TYPE = "application/x-apple-aspen-config"

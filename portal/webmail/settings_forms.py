@@ -1,12 +1,12 @@
 """Forms of the owner's settings pages: they parse what the owner typed; the services decide what is
 allowed (mailcore.rules.filters, webmail.owner, mailcore.mailboxes). Identity and
-forwarding reuse the partner portal's forms, which feed the same services."""
+forwarding reuse the forms the partner realm fills in for the same services (portal.forms)."""
 from django import forms
 
 from mailcore.rules.filters import BODY_MAX, DAYS_MAX, DAYS_MIN, SUBJECT_MAX, VALUE_MAX, FilterInput, VacationInput
 from mailcore.rules.models import MailFilter
 from webmail.owner import PASSWORD_MAX
-from portal.partner.forms import ForwardingRuleEnabledForm, ForwardingRuleForm, MailboxIdentityForm, PortalForm
+from portal.forms import ForwardingRuleEnabledForm, ForwardingRuleForm, MailboxIdentityForm, PortalForm
 
 __all__ = ["FilterForm", "ForwardingRuleEnabledForm", "ForwardingRuleForm", "MailboxIdentityForm",
            "PasswordChangeForm", "VacationForm"]

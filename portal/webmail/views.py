@@ -10,7 +10,7 @@ from mailcore.ipnets import client_ip
 from mailcore.throttle import LoginThrottled
 from webmail.sessions import WebmailLoginRefused, webmail_login, webmail_logout
 from portal.webmail.access import cookie_clear, cookie_set, webmail_session
-from portal.webmail.host import request_partner_id
+from portal.webmail_host import request_partner_id
 
 
 class LoginForm(forms.Form):

@@ -21,11 +21,11 @@ class Command(BaseCommand):
     def _processes(self, host: str, port: int) -> dict[str, list[str]]:
         python = sys.executable
         web = [
-            python, "-m", "gunicorn", "portal.wsgi:application",
+            python, "-m", "gunicorn", "config.wsgi:application",
             "--config", str(settings.BASE_DIR / "gunicorn.conf.py"), "--bind", f"{host}:{port}", "--access-logfile", "-",
         ]
         if settings.REDIS_URL:
-            worker = [python, "-m", "celery", "-A", "portal", "worker", "--beat", "--loglevel", "INFO"]
+            worker = [python, "-m", "celery", "-A", "config", "worker", "--beat", "--loglevel", "INFO"]
         else:
             worker = [python, "manage.py", "worker"]
         mail = [python, "manage.py", "mail_listener"]

@@ -6,6 +6,8 @@ hostname it (1) accepts that Host although ALLOWED_HOSTS cannot list such names 
 the request through `portal.webmail.host_urls`, which serves the webmail at `/`, and (3) puts the
 partner's brand on the request (`request.webmail_brand`). Every other request is left exactly as
 it was, so an unverified or unknown name still meets Django's own ALLOWED_HOSTS check (400).
+It sits at portal's root because the autoconfig realm reads the brand too (which partner's domains
+a request on that hostname may see).
 
 The hostname lookup never queries DNS and, between changes, not the database either
 (webmail.hostnames); when it cannot answer, the host is treated as unknown (fail closed).

@@ -4,9 +4,9 @@ import os
 from celery import Celery
 from celery.signals import task_postrun, task_prerun
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-app = Celery("portal")
+app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Celery's Django fixup closes every database connection before and after each task unless told to
 # reuse them: each batch of mail or webhooks then paid a new PostgreSQL connection (and lost its

@@ -1,7 +1,7 @@
 """The root URLconf: the JSON API at the top level (as the spec's paths), the partner portal's pages,
 the local payment provider's hosted checkout, /webmail/ reserved for mailbox owners, CardDAV/CalDAV
-at /dav/ and mail-client autoconfiguration. The one
-place portal names the API (by module path)."""
+at /dav/ and mail-client autoconfiguration. The one place that names portal's, api's and dav's
+URL modules (api, portal and dav never import each other)."""
 from django.urls import include, path
 
 from portal import favicon, signin

@@ -1,6 +1,7 @@
 """Where a form's answer may send the browser. The site's CSP says form-action 'self', and browsers
 apply it to the redirect a form's POST answers with too: a page whose form hands the buyer to a
-payment provider's checkout (or back from one) names that origin as well."""
+payment provider's checkout (or back from one) names that origin as well. Shared by the hosted
+checkout and the partner's billing pages."""
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings

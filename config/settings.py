@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from portal.env import env_bool, env_int, env_list, env_str, local_base_url
+from config.env import env_bool, env_int, env_list, env_str, local_base_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -65,7 +65,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "portal.ops.requestid.RequestIdMiddleware",  # before all: every log line of the request has its id
     "portal.ops.metrics.RequestMetricsMiddleware",
-    "portal.webmail.host.WebmailHostMiddleware",  # first: a verified partner hostname is a valid Host
+    "portal.webmail_host.WebmailHostMiddleware",  # first: a verified partner hostname is a valid Host
     "portal.autoconfig.middleware.AutoconfigHostMiddleware",  # autoconfig.<hosted domain> is a valid Host
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -81,8 +81,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
-ROOT_URLCONF = "portal.urls"
-WSGI_APPLICATION = "portal.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
@@ -97,7 +97,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "portal.context_processors.portal",
                 "portal.webmail.frame.webmail",
-                "portal.webmail.host.brand",
+                "portal.webmail_host.brand",
             ],
         },
     },
@@ -491,7 +491,7 @@ PARTNER_TRIAL_DAYS = env_int("PARTNER_TRIAL_DAYS", 14)
 # Webmail on partners' own hostnames. WEBMAIL_HOST is the platform's webmail name: partners point a
 # CNAME at it, and a hostname that resolves there (checked in the background) serves the webmail
 # at / with the partner's brand. Those verified names are accepted as Host besides ALLOWED_HOSTS by
-# portal.webmail.host.WebmailHostMiddleware (only verified ones: see docs/decisions.md), and Caddy
+# portal.webmail_host.WebmailHostMiddleware (only verified ones: see docs/decisions.md), and Caddy
 # asks /internal/tls/allowed before issuing their certificates (docker/caddy/Caddyfile).
 WEBMAIL_HOST = env_str("WEBMAIL_HOST", "webmail.mailwell.test").strip().rstrip(".").lower()
 if not re.fullmatch(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", WEBMAIL_HOST) or "." not in WEBMAIL_HOST:
