@@ -5,9 +5,11 @@ The URL segment the client chose is the collection's; a property refused undoes 
 from django.db import transaction
 from django.http import HttpResponse
 
+from dav.bodies import xml_body
 from dav.davxml import Multistatus, cal, card, d
 from dav.proppatch import instructions_of, plan_answer, plan_apply, property_plan
-from dav.protocol import BOOK, CALENDAR, Node, _precondition, _response, _xml, _xml_body
+from dav.responses import precondition, response, xml_response
+from dav.tree import BOOK, CALENDAR, Node
 from calendars.models import COMPONENTS
 from calendars.services import CalendarRefused, CalendarTaken, EventInvalid, calendar_create
 from contacts.services import AddressBookRefused, AddressBookTaken, ContactInvalid, address_book_create
@@ -28,33 +30,33 @@ def _resourcetype(instructions) -> set[str] | None:
 
 
 def mkcol(request, node: Node) -> HttpResponse:
-    root = _xml_body(request)
+    root = xml_body(request)
     if isinstance(root, HttpResponse):
         return root
     calendar_method = request.method == "MKCALENDAR"
     if node.kind not in (BOOK, CALENDAR):
         if node.is_collection or node.obj is not None:
-            return _response("There is a resource at this address already.\n", status=405)
-        return _response("Address books and calendars are made in your address book or calendar home.\n", status=403)
+            return response("There is a resource at this address already.\n", status=405)
+        return response("Address books and calendars are made in your address book or calendar home.\n", status=403)
     if node.collection is not None:
-        return _response("There is a collection at this address already.\n", status=405)
+        return response("There is a collection at this address already.\n", status=405)
     expected = cal("mkcalendar") if calendar_method else d("mkcol")
     if root is not None and root.tag != expected:
-        return _response(f"Expected a {expected} body.\n", status=400)
+        return response(f"Expected a {expected} body.\n", status=400)
     instructions = instructions_of(root) if root is not None else []
     if calendar_method and node.kind != CALENDAR:
-        return _precondition(403, cal("calendar-collection-location-ok"))
+        return precondition(403, cal("calendar-collection-location-ok"))
     if not calendar_method:
         wanted = card("addressbook") if node.kind == BOOK else cal("calendar")
         types = _resourcetype(instructions)
         if types is None or wanted not in types or not types <= {d("collection"), wanted}:
-            return _precondition(403, d("valid-resourcetype"))
+            return precondition(403, d("valid-resourcetype"))
     components = list(COMPONENTS)
     for removing, element in instructions:
         if element.tag == COMPONENT_SET and not removing:
             components = [(comp.get("name") or "").upper() for comp in element.findall(cal("comp"))]
             if not components or any(name not in COMPONENTS for name in components):
-                return _precondition(403, cal("supported-calendar-component"))
+                return precondition(403, cal("supported-calendar-component"))
     rest = [(removing, element) for removing, element in instructions
             if element.tag not in (RESOURCETYPE, COMPONENT_SET)]
     name = next((element.text.strip() for removing, element in rest
@@ -75,11 +77,11 @@ def mkcol(request, node: Node) -> HttpResponse:
         multistatus = Multistatus()
         plan_answer(multistatus, node.href, plan)
         tag = cal("mkcalendar-response") if calendar_method else d("mkcol-response")
-        return _xml(multistatus.as_root(tag).to_bytes(), status=403)
+        return xml_response(multistatus.as_root(tag).to_bytes(), status=403)
     except (CalendarTaken, AddressBookTaken):
-        return _response("There is a collection at this address already.\n", status=405)
+        return response("There is a collection at this address already.\n", status=405)
     except (CalendarRefused, AddressBookRefused) as exc:
-        return _response(f"{exc.detail}\n", status=507)
+        return response(f"{exc.detail}\n", status=507)
     except (EventInvalid, ContactInvalid) as exc:
-        return _response(f"{exc.detail}\n", status=403)
-    return _response(status=201, headers={"Content-Length": "0", "Cache-Control": "no-cache"})
+        return response(f"{exc.detail}\n", status=403)
+    return response(status=201, headers={"Content-Length": "0", "Cache-Control": "no-cache"})

@@ -12,8 +12,11 @@ from django.db import transaction
 from django.http import HttpResponse
 
 from dav import davxml
+from dav.bodies import xml_body
 from dav.davxml import ICAL, Multistatus, cal, d
-from dav.protocol import BOOK, CALENDAR, DESCRIPTIONS, Node, _properties, _response, _xml, _xml_body
+from dav.properties import DESCRIPTIONS, properties
+from dav.responses import response, xml_response
+from dav.tree import BOOK, CALENDAR, Node
 from calendars import ical
 from calendars.services import calendar_update
 from mailcore.changelog import dead_properties_refusals, dead_properties_update
@@ -64,7 +67,7 @@ def property_plan(request, node: Node, instructions: list[tuple[bool, ET.Element
             plan.names.append(element.tag)
             plan.refused[element.tag] = (403, "Properties can be set on address books and calendars only.")
         return plan
-    protected = set(_properties(request, node)) - LIVE_WRITABLE - set(DESCRIPTIONS) - set(node.collection.properties)
+    protected = set(properties(request, node)) - LIVE_WRITABLE - set(DESCRIPTIONS) - set(node.collection.properties)
     for removing, element in instructions:
         name = element.tag
         plan.names.append(name)
@@ -136,16 +139,16 @@ def plan_answer(multistatus: Multistatus, href: str, plan: PropertyPlan) -> None
 
 
 def proppatch(request, node: Node) -> HttpResponse:
-    root = _xml_body(request)
+    root = xml_body(request)
     if isinstance(root, HttpResponse):
         return root
     if root is None or root.tag != d("propertyupdate"):
-        return _response("Expected a DAV:propertyupdate body.\n", status=400)
+        return response("Expected a DAV:propertyupdate body.\n", status=400)
     if node.obj is None and not node.is_collection:
-        return _response("Not found.\n", status=404)
+        return response("Not found.\n", status=404)
     plan = property_plan(request, node, instructions_of(root))
     if not plan.refused:
         plan_apply(node, plan)
     multistatus = Multistatus()
     plan_answer(multistatus, node.href, plan)
-    return _xml(multistatus.to_bytes())
+    return xml_response(multistatus.to_bytes())

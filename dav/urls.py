@@ -1,5 +1,5 @@
 """CardDAV and CalDAV for phones and desktop clients (/dav/, /.well-known/carddav, /.well-known/caldav).
-One catch-all route: the protocol module walks the tree itself, with or without a trailing slash
+One catch-all route: dav.tree walks the tree itself, with or without a trailing slash
 (Django's APPEND_SLASH would answer a PROPFIND with a redirect)."""
 from django.urls import re_path
 

@@ -56,7 +56,7 @@ class ClientSettings:
 
     @staticmethod
     def principal_path(address: str) -> str:
-        return f"{DAV_PATH}principals/{quote(address, safe="@:+-._~!$&'()*,;=")}/"  # as dav.protocol writes it
+        return f"{DAV_PATH}principals/{quote(address, safe="@:+-._~!$&'()*,;=")}/"  # as dav.tree writes it
 
 
 def mail_servers_run() -> bool:
