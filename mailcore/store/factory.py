@@ -15,7 +15,8 @@ def store_for(mailbox: Mailbox) -> MailStore:
     if not mailbox.is_managed:
         return connected_store(mailbox)
     if settings.MAIL_STORE == "imap":
-        from mailcore.store.imap import ImapStore, managed_mailbox_login
+        from mailcore.store.imap import ImapStore
+        from mailcore.store.imap_pool import managed_mailbox_login
 
         return ImapStore(
             host=settings.IMAP_HOST,

@@ -9,7 +9,8 @@ from imapclient.response_parser import parse_fetch_response
 from mailcore.inbox.labels import label_create
 from mailcore.mailboxes.selectors import labels_for_mailbox
 from mailcore.store.factory import store_for
-from mailcore.store.imap import SUMMARY_FIELDS, _fetched, managed_mailbox_login
+from mailcore.store.imap_pool import managed_mailbox_login
+from mailcore.store.imap_wire import SUMMARY_FIELDS, _fetched
 from testkit.dovecot import managed_mailbox, message
 from testkit.factories import make_mailbox
 

@@ -13,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.factory import store_for
-from mailcore.store.imap import ImapStore, managed_mailbox_login
+from mailcore.store.imap import ImapStore
+from mailcore.store.imap_pool import managed_mailbox_login
 from testkit.clients import key_client
 from testkit.dovecot import managed_mailbox, message
 from testkit.factories import UserFactory
