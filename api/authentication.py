@@ -5,9 +5,10 @@ from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
 
+from api.exceptions import credential_refused
 from mailcore.accounts.models import Account
 from mailcore.apikeys.models import ApiKey
-from mailcore.apikeys.services import AddressDenied, CredentialRejected, api_key_authenticate
+from mailcore.apikeys.services import CredentialRejected, api_key_authenticate
 from mailcore.apikeys.sessions import session_token_authenticate
 from mailcore.ipnets import client_ip
 
@@ -36,10 +37,8 @@ class ApiKeyAuthentication(BaseAuthentication):
             return None
         try:
             key = api_key_authenticate(raw=raw.strip(), client_ip=request_client_ip(request))
-        except AddressDenied as exc:
-            raise exceptions.PermissionDenied(exc.detail) from None
         except CredentialRejected as exc:
-            raise exceptions.AuthenticationFailed(exc.detail) from None
+            raise credential_refused(exc) from None
         return KeyPrincipal(account=key.account, api_key=key), key
 
     def authenticate_header(self, request):
@@ -59,7 +58,7 @@ class BearerTokenAuthentication(BaseAuthentication):
         try:
             token = session_token_authenticate(raw=raw.strip())
         except CredentialRejected as exc:
-            raise exceptions.AuthenticationFailed(exc.detail) from None
+            raise credential_refused(exc) from None
         return token.user, token
 
     def authenticate_header(self, request):

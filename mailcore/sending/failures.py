@@ -19,11 +19,11 @@ from email.mime.text import MIMEText
 from email.utils import format_datetime, formataddr
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from mailcore.errors import InvalidFields
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.outbound.relay import reply_status
@@ -244,7 +244,7 @@ def _returned_draft(failure: SendFailure) -> int:
     try:
         return draft_save(mailbox=mailbox, composition=composition_of(message.payload), attachments=files,
                           message_id=message_id).uid
-    except ValidationError:
+    except InvalidFields:
         return 0
 
 

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from django import forms
 from django.core.exceptions import ValidationError
 
+from mailcore.errors import InvalidFields
 from mailcore.events.catalog import EVENTS
 from mailcore.ipnets import normalise_ip_list
 from mailcore.webhooks.safety import UnsafeDestination, check_url_shape
@@ -106,14 +107,11 @@ class PortalForm(forms.Form):
             else:
                 form_field.widget.attrs.pop("autofocus", None)
 
-    def add_service_error(self, error: ValidationError) -> None:
-        """A service's ValidationError, each message next to the field it names (else above the form)."""
-        if hasattr(error, "error_dict"):
-            for name, errors in error.error_dict.items():
-                for message in errors:
-                    self.add_error(name if name in self.fields else None, _sentence(" ".join(message.messages)))
-        else:
-            self.add_error(None, error)
+    def add_service_error(self, error: InvalidFields) -> None:
+        """A service's InvalidFields, each message next to the field it names (else above the form)."""
+        for name, messages in error.message_dict.items():
+            for message in messages:
+                self.add_error(name if name in self.fields else None, _sentence(message))
 
 
 def _sentence(text: str) -> str:
@@ -422,9 +420,9 @@ def name_error(exc: Exception) -> str:
     return f"{text[:1].upper()}{text[1:]}. Enter just the name, such as example.com."
 
 
-def field_errors(form: forms.Form, exc: ValidationError, field: str) -> None:
-    """A service's ValidationError next to the field it names (the API calls it by another name)."""
-    for messages_ in getattr(exc, "message_dict", {field: exc.messages}).values():
+def field_errors(form: forms.Form, exc: InvalidFields, field: str) -> None:
+    """A service's InvalidFields on this form's `field` (the API calls it by another name)."""
+    for messages_ in exc.message_dict.values():
         for message in messages_:
             form.add_error(field, f"{message[:1].upper()}{message[1:]}.")
 
