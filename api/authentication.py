@@ -5,16 +5,25 @@ from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
 
-from api.exceptions import credential_refused
 from mailcore.accounts.models import Account
 from mailcore.apikeys.models import ApiKey
 from mailcore.apikeys.services import CredentialRejected, api_key_authenticate
 from mailcore.apikeys.sessions import session_token_authenticate
+from mailcore.errors import ErrorCode
 from mailcore.ipnets import client_ip
 
 
 def request_client_ip(request) -> str:
     return client_ip(request.META, settings.TRUSTED_PROXY_COUNT)
+
+
+def credential_refused(exc: CredentialRejected) -> exceptions.APIException:
+    """A refused credential as DRF's own 401 or 403 (api.exceptions.HTTP_STATUS's for its code), so
+    that DRF adds the view's WWW-Authenticate challenge to the 401, or answers 403 where there is none.
+    (Not through api.exceptions: DRF imports this module while its own views module is loading.)"""
+    if exc.code == ErrorCode.FORBIDDEN:
+        return exceptions.PermissionDenied(exc.detail)
+    return exceptions.AuthenticationFailed(exc.detail)
 
 
 @dataclass(frozen=True)

@@ -67,14 +67,6 @@ def validation_response(errors) -> Response:
                     status=HTTP_STATUS[ErrorCode.INVALID_FIELDS])
 
 
-def credential_refused(exc: DomainError) -> exceptions.APIException:
-    """A refused credential as DRF's own 401 or 403: raised from an authentication class or a login
-    view, DRF then adds the view's WWW-Authenticate challenge to the 401 (or answers 403 without one)."""
-    if HTTP_STATUS[exc.code] == 401:
-        return exceptions.AuthenticationFailed(exc.detail)
-    return exceptions.PermissionDenied(exc.detail)
-
-
 def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):
         return Response({"detail": "The request body is too large."}, status=413)

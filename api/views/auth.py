@@ -7,8 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.inputs import StrictInput
-from api.authentication import SESSION_ONLY, request_client_ip
-from api.exceptions import credential_refused
+from api.authentication import SESSION_ONLY, credential_refused, request_client_ip
 from mailcore.apikeys.models import SessionToken
 from mailcore.apikeys.services import CredentialRejected
 from mailcore.apikeys.sessions import session_login, session_token_revoke
