@@ -7,13 +7,23 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 
 from mailcore.accounts.models import Account
 from mailcore.apikeys.models import ApiKey
-from mailcore.apikeys.services import AddressDenied, CredentialRejected, api_key_authenticate
+from mailcore.apikeys.services import CredentialRejected, api_key_authenticate
 from mailcore.apikeys.sessions import session_token_authenticate
+from mailcore.errors import ErrorCode
 from mailcore.ipnets import client_ip
 
 
 def request_client_ip(request) -> str:
     return client_ip(request.META, settings.TRUSTED_PROXY_COUNT)
+
+
+def credential_refused(exc: CredentialRejected) -> exceptions.APIException:
+    """A refused credential as DRF's own 401 or 403 (api.exceptions.HTTP_STATUS's for its code), so
+    that DRF adds the view's WWW-Authenticate challenge to the 401, or answers 403 where there is none.
+    (Not through api.exceptions: DRF imports this module while its own views module is loading.)"""
+    if exc.code == ErrorCode.FORBIDDEN:
+        return exceptions.PermissionDenied(exc.detail)
+    return exceptions.AuthenticationFailed(exc.detail)
 
 
 @dataclass(frozen=True)
@@ -36,10 +46,8 @@ class ApiKeyAuthentication(BaseAuthentication):
             return None
         try:
             key = api_key_authenticate(raw=raw.strip(), client_ip=request_client_ip(request))
-        except AddressDenied as exc:
-            raise exceptions.PermissionDenied(exc.detail) from None
         except CredentialRejected as exc:
-            raise exceptions.AuthenticationFailed(exc.detail) from None
+            raise credential_refused(exc) from None
         return KeyPrincipal(account=key.account, api_key=key), key
 
     def authenticate_header(self, request):
@@ -59,7 +67,7 @@ class BearerTokenAuthentication(BaseAuthentication):
         try:
             token = session_token_authenticate(raw=raw.strip())
         except CredentialRejected as exc:
-            raise exceptions.AuthenticationFailed(exc.detail) from None
+            raise credential_refused(exc) from None
         return token.user, token
 
     def authenticate_header(self, request):

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +38,12 @@ def _first_messages(errors, prefix: str = "") -> list[str]:
 # The one mapping from domain error codes to HTTP statuses (the MCP tools report the same status).
 HTTP_STATUS = {
     ErrorCode.INVALID: 400,
+    ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.PAYMENT_REQUIRED: 402,
     ErrorCode.FORBIDDEN: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.CONFLICT: 409,
+    ErrorCode.INVALID_FIELDS: 422,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.UNAVAILABLE: 502,
     ErrorCode.STORAGE_FULL: 507,
@@ -49,6 +51,8 @@ HTTP_STATUS = {
 
 
 def domain_error_response(exc: DomainError) -> Response:
+    if isinstance(exc, InvalidFields):
+        return validation_response(exc.message_dict)
     headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
     return Response({"detail": exc.detail}, status=HTTP_STATUS[exc.code], headers=headers)
 
@@ -59,7 +63,8 @@ def validation_detail(errors) -> str:
 
 
 def validation_response(errors) -> Response:
-    return Response({"detail": validation_detail(errors), "errors": errors}, status=422)
+    return Response({"detail": validation_detail(errors), "errors": errors},
+                    status=HTTP_STATUS[ErrorCode.INVALID_FIELDS])
 
 
 def exception_handler(exc, context):

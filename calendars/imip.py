@@ -13,7 +13,6 @@ from datetime import UTC, datetime, timedelta
 from html import escape
 
 import icalendar
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from mailcore.accounts.selectors import plan_gate_message
@@ -400,7 +399,7 @@ def imip_send(mailbox: Mailbox, *, to: str, subject: str, bodies: tuple[str, str
     try:
         with transaction.atomic():
             mail_send(account=mailbox.account, user=None, request=request)
-    except (ValidationError, DomainError) as exc:
+    except DomainError as exc:
         if strict:
             raise
         log.warning("iMIP %s from %s to %s not sent: %s", method, mailbox.address, to, exc)

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -191,9 +190,8 @@ def deliver(delivery_id: int, budgets: dict[int, int] | Batch) -> str:
             _postpone(delivery, now, exc.detail)
             log.warning("campaign %s paused: %s", campaign.pk, exc.detail)
             return "paused"
-        except (DomainError, ValidationError) as exc:
-            detail = exc.detail if isinstance(exc, DomainError) else "; ".join(exc.messages)
-            delivery.status, delivery.last_error = StepDelivery.Status.FAILED, detail[:2000]
+        except DomainError as exc:
+            delivery.status, delivery.last_error = StepDelivery.Status.FAILED, exc.detail[:2000]
             delivery.save(update_fields=["status", "last_error", "variant"])
             _stop(enrollment, "refused")
             return "failed"

@@ -54,6 +54,6 @@ def campaign_step_request(*, campaign: Campaign, step: CampaignStep, to: str, va
 
 def campaign_test_send(*, campaign: Campaign, step: CampaignStep, to: str, variant: str = "a") -> OutboundMessage:
     """Send `step` (subject A, or B with variant="b" when the step has one) to `to`, marked [Test].
-    Raises what mail_send raises (ValidationError, quota, a locked mailbox)."""
+    Raises what mail_send raises (InvalidFields, quota, a locked mailbox)."""
     request = campaign_step_request(campaign=campaign, step=step, to=to, variant=variant, subject_prefix=TEST_MARK)
     return mail_send(account=campaign.account, user=None, request=request)

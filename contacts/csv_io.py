@@ -121,9 +121,10 @@ def _clean(header: list[str], number: int, cells: list[str]) -> CsvRow:
     else:
         try:
             validate_email(row.email)
-            if _UNSAFE_ADDRESS & set(row.email):
-                raise ValidationError("unsafe")
+            valid = not _UNSAFE_ADDRESS & set(row.email)
         except ValidationError:
+            valid = False
+        if not valid:
             row.errors.append(f"email: {row.email!r} is not a valid address.")
     return row
 

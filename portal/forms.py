@@ -4,6 +4,8 @@ services. They parse what people type; the services decide what is allowed."""
 from django import forms
 from django.core.exceptions import ValidationError
 
+from mailcore.errors import InvalidFields
+
 
 class PortalForm(forms.Form):
     """A form that puts keyboard focus on its first invalid field (htmx focuses [autofocus] after a swap)."""
@@ -17,14 +19,11 @@ class PortalForm(forms.Form):
             else:
                 form_field.widget.attrs.pop("autofocus", None)
 
-    def add_service_error(self, error: ValidationError) -> None:
-        """A service's ValidationError, each message next to the field it names (else above the form)."""
-        if hasattr(error, "error_dict"):
-            for name, errors in error.error_dict.items():
-                for message in errors:
-                    self.add_error(name if name in self.fields else None, _sentence(" ".join(message.messages)))
-        else:
-            self.add_error(None, error)
+    def add_service_error(self, error: InvalidFields) -> None:
+        """A service's InvalidFields, each message next to the field it names (else above the form)."""
+        for name, messages in error.message_dict.items():
+            for message in messages:
+                self.add_error(name if name in self.fields else None, _sentence(message))
 
 
 def _sentence(text: str) -> str:

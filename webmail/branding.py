@@ -11,11 +11,10 @@ from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from PIL import Image, UnidentifiedImageError
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.partners.models import HostingPartner
 from mailcore.webhooks.safety import UnresolvableDestination, UnsafeDestination, resolve_destination
 from webmail.models import WebmailBrand
@@ -58,7 +57,7 @@ def branding_allowed(partner: HostingPartner) -> None:
 def _hex(value, field: str) -> str:
     text = value.strip().lower() if isinstance(value, str) else ""
     if len(text) != 7 or text[0] != "#" or any(char not in "0123456789abcdef" for char in text[1:]):
-        raise ValidationError({field: "Give a colour as #rrggbb, for example #1d4ed8."})
+        raise InvalidFields({field: "Give a colour as #rrggbb, for example #1d4ed8."})
     return text
 
 
@@ -72,16 +71,16 @@ class Fill:
 
     @classmethod
     def parse(cls, color, gradient_to=None, angle=None) -> "Fill":
-        """From untrusted values; a ValidationError names `color`, `gradient_to` or `angle`."""
+        """From untrusted values; InvalidFields names `color`, `gradient_to` or `angle`."""
         errors = {}
         try:
             color = _hex(color, "color")
-        except ValidationError as exc:
+        except InvalidFields as exc:
             errors.update(exc.message_dict)
         if gradient_to not in (None, ""):
             try:
                 gradient_to = _hex(gradient_to, "gradient_to")
-            except ValidationError as exc:
+            except InvalidFields as exc:
                 errors.update(exc.message_dict)
         else:
             gradient_to = ""
@@ -90,7 +89,7 @@ class Fill:
         if isinstance(angle, bool) or not isinstance(angle, int) or not 0 <= angle <= 360:
             errors["angle"] = ["Give the gradient's angle in whole degrees, from 0 to 360."]
         if errors:
-            raise ValidationError(errors)
+            raise InvalidFields(errors)
         return cls(color, gradient_to, angle)
 
     @property
@@ -219,8 +218,8 @@ class Logo:
     height: int
 
 
-def _refuse(field: str, message: str) -> ValidationError:
-    return ValidationError({field: message})
+def _refuse(field: str, message: str) -> InvalidFields:
+    return InvalidFields({field: message})
 
 
 def logo_reencode(data: bytes, *, field: str = "logo") -> Logo:
@@ -241,7 +240,7 @@ def logo_reencode(data: bytes, *, field: str = "logo") -> Logo:
             image.seek(0)
             image.load()
             rgba = image.convert("RGBA")
-    except ValidationError:
+    except InvalidFields:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):  # the warning, where warnings are errors
         raise _refuse(field, f"The logo has far too many pixels: {TOO_MANY_PIXELS}") from None
@@ -350,7 +349,7 @@ def brand_update(*, partner: HostingPartner, brand_name=UNSET, primary=UNSET, se
     if brand_name is not UNSET:
         brand_name = (brand_name or "").strip()
         if len(brand_name) > BRAND_NAME_MAX or any(ord(char) < 32 for char in brand_name):
-            raise ValidationError({"brand_name": f"At most {BRAND_NAME_MAX} characters, on one line."})
+            raise InvalidFields({"brand_name": f"At most {BRAND_NAME_MAX} characters, on one line."})
     if logo_url is not UNSET and logo_url not in (None, ""):
         logo = logo_from_url(logo_url)  # before the transaction: no row is locked while fetching
     with transaction.atomic():

@@ -1,8 +1,8 @@
 """Remote images a mailbox owner chose to always show, per sender address. Consent is keyed on
 the From address as the message shows it: a forged From gets the images shown, which is why it is
 only ever about loading pictures (and tracking pixels are removed regardless)."""
-from django.core.exceptions import ValidationError
 
+from mailcore.errors import InvalidFields
 from mailcore.mailboxes.models import Mailbox
 from webmail.models import RemoteImageSender
 
@@ -10,7 +10,7 @@ from webmail.models import RemoteImageSender
 def _sender(sender: str) -> str:
     address = (sender or "").strip().lower()
     if "@" not in address or len(address) > 320 or any(char.isspace() or ord(char) < 32 for char in address):
-        raise ValidationError({"sender": ["This message has no sender address to remember."]})
+        raise InvalidFields({"sender": ["This message has no sender address to remember."]})
     return address
 
 

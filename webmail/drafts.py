@@ -14,10 +14,10 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 
 from django.core.cache import cache
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from mailcore.errors import InvalidFields
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sanitize import sanitize_mail_html
@@ -141,7 +141,7 @@ def clean_compose_html(html: str) -> str:
 
 
 def _checked(mailbox: Mailbox, composition: Composition, attachments: list[AttachmentFile]) -> Composition:
-    """The composition with its HTML sanitized, or ValidationError naming the fields that cannot be
+    """The composition with its HTML sanitized, or InvalidFields naming the fields that cannot be
     headers (line breaks, control characters), bad threading ids and attachments over the cap."""
     errors: dict[str, list[str]] = {}
     for name in ("to", "cc", "bcc", "subject"):
@@ -163,7 +163,7 @@ def _checked(mailbox: Mailbox, composition: Composition, attachments: list[Attac
         if problem := header_problem(attachment.filename):
             errors.setdefault("attachments", []).append(f"{attachment.filename!r}: the file name {problem}")
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
     return replace(composition, body_html=clean_compose_html(composition.body_html))
 
 
@@ -247,7 +247,7 @@ def attachments_gather(*, mailbox: Mailbox, draft_uid: int | None = None, keep=(
         try:
             files += _files(store.fetch(drafts_folder(mailbox=mailbox), draft_uid).raw, keep)
         except MessageNotFound:
-            raise ValidationError({"attachments": [
+            raise InvalidFields({"attachments": [
                 "This draft was sent or deleted elsewhere, so its attachments are gone; attach them again."]}) from None
     if forward and forward_keep and not draft_uid:
         files += _files(store.fetch(*forward).raw, forward_keep)
@@ -257,7 +257,7 @@ def attachments_gather(*, mailbox: Mailbox, draft_uid: int | None = None, keep=(
 def draft_save(*, mailbox: Mailbox, composition: Composition, attachments: list[AttachmentFile],
                replaces: int | None = None, message_id: str = "") -> OpenDraft:
     """Store the draft (HTML sanitized) and delete the one it replaces; returns it with its UID in
-    Drafts and its attachments' indexes. ValidationError for what cannot be kept; StoreError
+    Drafts and its attachments' indexes. InvalidFields for what cannot be kept; StoreError
     (QuotaExceeded: the mailbox is full). `message_id` names the draft so a repeated save can find it."""
     composition = _checked(mailbox, composition, attachments)
     raw = _draft_bytes(mailbox, composition, attachments, message_id)
@@ -291,8 +291,8 @@ def draft_send(*, mailbox: Mailbox, composition: Composition, attachments: list[
                draft_uid: int | None = None, unsend_window: int = 0,
                scheduled_at: datetime | None = None) -> OutboundMessage:
     """Send through mail_send (quota, checks, the hold queue), from the mailbox with its identity;
-    the draft is removed once the send is accepted. Raises what mail_send raises (ValidationError,
-    SendQuotaExceeded, MailboxLocked), and ValidationError for what a draft could not hold."""
+    the draft is removed once the send is accepted. Raises what mail_send raises (InvalidFields,
+    SendQuotaExceeded, MailboxLocked), and InvalidFields for what a draft could not hold."""
     composition = _checked(mailbox, composition, attachments)
     rich = composition.rich
     if rich and not html_to_text(composition.body_html).strip() and "<img" not in composition.body_html:
@@ -345,8 +345,8 @@ def send_undo(*, mailbox: Mailbox, scheduled_id: int) -> Undone:
              for a in message.payload.get("attachments", [])]
     try:
         uid = draft_save(mailbox=mailbox, composition=composition, attachments=files).uid
-    except (StoreError, ValidationError) as exc:
-        problem = getattr(exc, "detail", None) or "; ".join(getattr(exc, "messages", [])) or str(exc)
+    except (StoreError, InvalidFields) as exc:
+        problem = exc.detail
         return Undone(composition, files, None, problem)
     return Undone(composition, files, uid)
 
@@ -368,5 +368,5 @@ def failed_send_keep_draft(*, failure: SendFailure) -> int:
     try:
         return draft_save(mailbox=mailbox, composition=composition_of(message.payload), attachments=files,
                           message_id=message_id).uid
-    except ValidationError:
+    except InvalidFields:
         return 0

@@ -20,14 +20,13 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from mailcore.dnslookup import lookup
 from mailcore.domains.hosted import autoconfig_host_domain
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.partners.models import HostingPartner
 from webmail.branding import branding_allowed
 from webmail.models import WebmailHostname
@@ -100,17 +99,17 @@ def _platform_settings():
 
 
 def webmail_hostname_clean(name: str) -> str:
-    """The stored form of a hostname a partner asks for, or a ValidationError on `hostname`."""
+    """The stored form of a hostname a partner asks for, or InvalidFields on `hostname`."""
     if not isinstance(name, str) or not name.strip():
-        raise ValidationError({"hostname": "Give the hostname, for example webmail.example.com."})
+        raise InvalidFields({"hostname": "Give the hostname, for example webmail.example.com."})
     try:
         ascii_name = hostname_to_ascii(name, noun="hostname")
     except InvalidHostname as exc:
-        raise ValidationError({"hostname": f"{str(exc)[0].upper()}{str(exc)[1:]}."}) from None
+        raise InvalidFields({"hostname": f"{str(exc)[0].upper()}{str(exc)[1:]}."}) from None
     for own in _platform_settings()[1]:
         if ascii_name == own or ascii_name.endswith(f".{own}"):
-            raise ValidationError({"hostname": f"{ascii_name} is one of our own names; use a hostname under "
-                                               "your own domain, for example webmail.example.com."})
+            raise InvalidFields({"hostname": f"{ascii_name} is one of our own names; use a hostname under "
+                                             "your own domain, for example webmail.example.com."})
     return ascii_name
 
 

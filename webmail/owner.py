@@ -1,11 +1,11 @@
 """What a mailbox owner changes about the mailbox itself from the webmail: the password (the hash
 Dovecot verifies, so mail apps need the new one at once) and reads of its forwarding rules. The
 writes reuse the mailboxes services the partner API and portal call."""
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from mailcore.errors import InvalidFields
 from mailcore.mailboxes.models import ForwardingRule, Mailbox
 from mailcore.mailboxes.passwords import mailbox_credential_stamp, mailbox_password_verify
 from mailcore.mailboxes.services import mailbox_set_password
@@ -19,7 +19,7 @@ PASSWORD_MAX = 1024
 def owner_password_change(*, session: WebmailSession, current_password: str, new_password: str,
                           client_ip: str) -> int:
     """Check the current password (throttled), set the new one, and end the mailbox's other webmail
-    sessions; this one stays. Returns how many sessions ended. Raises LoginThrottled or ValidationError."""
+    sessions; this one stays. Returns how many sessions ended. Raises LoginThrottled or InvalidFields."""
     mailbox = session.mailbox
     keys = throttle_keys(MAILBOX_LOGIN, mailbox.address, client_ip)  # a guess like any sign-in's
     throttle_attempt(keys)
@@ -35,7 +35,7 @@ def owner_password_change(*, session: WebmailSession, current_password: str, new
     elif new_password == current_password:
         errors["new_password"] = ["choose a password different from the current one"]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
     with transaction.atomic():
         mailbox_set_password(mailbox=mailbox, password=new_password)
         session.credential_stamp = mailbox_credential_stamp(mailbox.password_hash)

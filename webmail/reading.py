@@ -1,7 +1,7 @@
 """Opening a message in the webmail: shown as mailcore.inbox.display prepares it, with remote images
 allowed once (this view) or always for the sender (webmail.consent), and marked seen."""
-from django.core.exceptions import ValidationError
 
+from mailcore.errors import InvalidFields
 from mailcore.inbox.display import DisplayedMessage, message_display, sender_address
 from mailcore.inbox.services import inbox_message, message_update
 from mailcore.mailboxes.models import Mailbox
@@ -25,7 +25,7 @@ def message_images_always(*, mailbox: Mailbox, folder: str, uid: int, choice: st
     request, and the message is found before the choice is checked (no such message: not found)."""
     found = inbox_message(mailbox=mailbox, folder=folder, uid=uid)
     if choice not in IMAGE_CHOICES:
-        raise ValidationError("choose to always show images or to be asked again.")
+        raise InvalidFields({"choice": ["choose to always show images or to be asked again."]})
     sender = sender_address(found.message.from_)
     if choice == "always":
         sender_images_allow(mailbox=mailbox, sender=sender)

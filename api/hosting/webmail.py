@@ -5,7 +5,6 @@ key gets 401, as on /api-keys. Any hosting partner may read; changing anything n
 account in trial or active (403 with the reason otherwise: pending, expired, suspended, declined).
 """
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser, JSONParser, MultiPartParser
@@ -16,6 +15,7 @@ from rest_framework.views import APIView
 from api.authentication import SESSION_ONLY
 from api.inputs import StrictInput
 from api.permissions import request_account
+from mailcore.errors import InvalidFields
 from mailcore.partners.models import HostingPartner
 from webmail import branding, hostnames
 from webmail.models import WebmailBrand, WebmailHostname
@@ -67,7 +67,7 @@ class FillInput(StrictInput):
     def validate(self, attrs):
         try:
             return branding.Fill.parse(attrs.get("color"), attrs.get("gradient_to"), attrs.get("angle"))
-        except DjangoValidationError as exc:
+        except InvalidFields as exc:
             raise serializers.ValidationError(exc.message_dict) from None
 
 
@@ -96,7 +96,7 @@ class BrandingInput(StrictInput):
                 raise serializers.ValidationError({f"{name}_color": [f"give {name} or {name}_color, not both"]})
             try:
                 attrs[name] = branding.Fill.parse(shorthand, None, None)
-            except DjangoValidationError as exc:
+            except InvalidFields as exc:
                 raise serializers.ValidationError({f"{name}_color": exc.messages}) from None
         return attrs
 
@@ -208,10 +208,7 @@ class WebmailLogoApi(_WebmailApi):
         if upload is None:
             raise serializers.ValidationError({"file": ["Send the image as the body, or as `file` in a form."]})
         data = upload if isinstance(upload, bytes) else upload.read(branding.LOGO_MAX_BYTES + 1)
-        try:
-            logo = branding.logo_reencode(data, field="file")
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.message_dict) from None
+        logo = branding.logo_reencode(data, field="file")
         brand = branding.brand_update(partner=partner, logo=logo)
         return Response(BrandingOutput(branding_record(partner, brand)).data)
 

@@ -14,16 +14,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.core.exceptions import ValidationError
 from rest_framework import serializers
-from rest_framework.serializers import as_serializer_error
 
 from api.inputs import StrictInput
 from api.exceptions import HTTP_STATUS, validation_detail
 from api.serializers import MailboxOutput, MessageSummaryOutput, SendInput, send_result
 from mailcore.accounts.models import Account, User
 from mailcore.apikeys.models import ApiKey
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from mailcore.inbox.connected import mailbox_has_cached_session
 from mailcore.inbox.services import inbox_list, inbox_search
 from mailcore.mailboxes.models import Mailbox
@@ -142,7 +140,10 @@ def _count_ai_request(mailbox: Mailbox) -> None:
 
 
 def tool_error(exc: DomainError) -> ToolError:
-    """A domain error as the agent reads it: the REST API's status for its code (one mapping)."""
+    """A domain error as the agent reads it: the REST API's status for its code (one mapping), and
+    the REST API's field errors for values refused field by field."""
+    if isinstance(exc, InvalidFields):
+        return _validation_failed(exc.message_dict)
     extra = {"retry_after": exc.retry_after} if exc.retry_after is not None else {}
     return ToolError(exc.detail, status=HTTP_STATUS[exc.code], retryable=exc.retryable, **extra)
 
@@ -176,8 +177,6 @@ def send_email(caller: Caller, arguments: dict) -> dict:
     _count_ai_request(mailbox)
     try:
         message = mail_send(account=caller.account, user=caller.user, request=SendRequest.from_data(data))
-    except ValidationError as exc:
-        raise _validation_failed(as_serializer_error(exc)) from None
     except DomainError as exc:
         raise tool_error(exc) from None
     return dict(send_result(message))

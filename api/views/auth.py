@@ -1,13 +1,13 @@
 """POST /auth/login and /auth/logout: bearer session tokens for browser and mobile clients."""
 from django.contrib.auth import logout
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.inputs import StrictInput
-from api.authentication import SESSION_ONLY, request_client_ip
+from api.authentication import SESSION_ONLY, credential_refused, request_client_ip
 from mailcore.apikeys.models import SessionToken
 from mailcore.apikeys.services import CredentialRejected
 from mailcore.apikeys.sessions import session_login, session_token_revoke
@@ -46,8 +46,7 @@ class AuthLoginApi(APIView):
         try:
             token, raw = session_login(client_ip=request_client_ip(request), **data.validated_data)
         except CredentialRejected as exc:
-            error = exceptions.PermissionDenied if exc.status == 403 else exceptions.AuthenticationFailed
-            raise error(exc.detail) from None
+            raise credential_refused(exc) from None
         return Response(LoginOutput({"token": raw, "expires_at": token.expires_at}).data)
 
 

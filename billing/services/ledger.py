@@ -4,14 +4,13 @@ Every entry is integer minor units in one currency. A payment credits its margin
 (payment, kind) row), so a replayed event cannot pay a partner twice. The available balance is the
 sum of entries; a payout request reserves its amount by a negative entry, a rejection releases it.
 """
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
 from billing.models import LedgerEntry, Payment, Payout
 from billing.money import CURRENCIES, Money
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.partners.models import HostingPartner
 
 PAYOUT_MINIMUM_MINOR = {"usd": 2_000, "ngn": 500_000}  # $20, ₦5,000
@@ -63,18 +62,18 @@ def balances(*, partner: HostingPartner) -> list[dict]:
 @transaction.atomic
 def payout_request(*, partner: HostingPartner, amount_minor: int, currency: str) -> Payout:
     if currency not in CURRENCIES:
-        raise ValidationError({"currency": ["usd or ngn"]})
+        raise InvalidFields({"currency": ["usd or ngn"]})
     if currency != partner.billing_currency:
-        raise ValidationError({"currency": [f"your earnings are in your billing currency, "
-                                            f"{partner.billing_currency.upper()}, and are paid out in it"]})
+        raise InvalidFields({"currency": [f"your earnings are in your billing currency, "
+                                          f"{partner.billing_currency.upper()}, and are paid out in it"]})
     HostingPartner.objects.select_for_update().get(pk=partner.pk)  # one request at a time per partner
     available = LedgerEntry.objects.filter(partner=partner, currency=currency).aggregate(
         total=Sum("amount_minor"))["total"] or 0
     minimum = PAYOUT_MINIMUM_MINOR[currency]
     if amount_minor < minimum:
-        raise ValidationError({"amount": [f"at least {Money(minimum, currency)}"]})
+        raise InvalidFields({"amount": [f"at least {Money(minimum, currency)}"]})
     if amount_minor > available:
-        raise ValidationError({"amount": [f"at most the available balance, {Money(max(available, 0), currency)}"]})
+        raise InvalidFields({"amount": [f"at most the available balance, {Money(max(available, 0), currency)}"]})
     payout = Payout.objects.create(partner=partner, currency=currency, amount_minor=amount_minor)
     LedgerEntry.objects.create(partner=partner, currency=currency, amount_minor=-amount_minor,
                                kind=LedgerEntry.Kind.PAYOUT, payout=payout, description="Payout requested")

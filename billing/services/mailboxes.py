@@ -1,12 +1,11 @@
 """How a partner's client mailbox is paid for: the trial allowance, else a prepaid slot of its plan;
 a renewal consumes a fresh slot term from the pool. Pay-as-you-go needs a retail price (none can be
 set yet: the pay-as-you-go issue adds them)."""
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from billing.services.payg import NotPayAsYouGo, payg_mailbox_delete, payg_mailbox_open
 from mailcore.domains.models import Domain
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.holders import mailbox_holder_forget
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.mailboxes import (
@@ -39,11 +38,11 @@ def partner_mailbox_open(*, partner: HostingPartner, domain: Domain, local_part:
     partner_mailbox_fields_clean(local_part, password, plan_id, display_name)
     if funding_mode == PartnerMailbox.Funding.PAY_AS_YOU_GO:
         if not return_url:
-            raise ValidationError({"return_url": ["required for a pay-as-you-go mailbox: where the checkout returns"]})
+            raise InvalidFields({"return_url": ["required for a pay-as-you-go mailbox: where the checkout returns"]})
         return payg_mailbox_open(partner=partner, domain=domain, local_part=local_part, password=password,
                                  plan_id=plan_id, display_name=display_name, return_url=return_url)
     if funding_mode != PartnerMailbox.Funding.SLOT:
-        raise ValidationError({"funding_mode": ["slot or pay_as_you_go"]})
+        raise InvalidFields({"funding_mode": ["slot or pay_as_you_go"]})
     return partner_mailbox_create(partner=partner, domain=domain, local_part=local_part, password=password,
                                   plan_id=plan_id, display_name=display_name, fund=lambda: _prepaid(partner, plan_id))
 

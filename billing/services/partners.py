@@ -3,7 +3,6 @@ billing currency), declining it, buying slot pools and add-ons, and checking a p
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
@@ -13,7 +12,7 @@ from billing.models import Purchase
 from billing.selectors.prices import price
 from billing.services.events import purchase_sync
 from billing.services.purchases import purchase_start
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.partners.models import HostingPartner
 
 MAX_QUANTITY = 1000
@@ -50,7 +49,7 @@ def partner_approve(*, partner: HostingPartner, currency: str = "usd", trial_day
     if partner.status != HostingPartner.Status.PENDING:
         raise NotPending(f"the application is {partner.status}, not pending")
     if currency not in HostingPartner.Currency.values:
-        raise ValidationError({"currency": ["usd or ngn"]})
+        raise InvalidFields({"currency": ["usd or ngn"]})
     now = timezone.now()
     days = settings.PARTNER_TRIAL_DAYS if trial_days is None else trial_days
     partner.status, partner.billing_currency = HostingPartner.Status.TRIAL, currency
@@ -74,7 +73,7 @@ def partner_reject(*, partner: HostingPartner, note: str = "") -> HostingPartner
 
 def _quantity(value: int, field: str, maximum: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= maximum:
-        raise ValidationError({field: [f"a whole number from 1 to {maximum}"]})
+        raise InvalidFields({field: [f"a whole number from 1 to {maximum}"]})
     return value
 
 
@@ -82,7 +81,7 @@ def pool_purchase_start(*, partner: HostingPartner, plan_type: str, quantity: in
                         months: int = 1, payment_method: str = Purchase.Method.CARD) -> Purchase:
     """Checkout for `quantity` slots of a plan, each funding one mailbox for `months` months."""
     if plan_type not in ("pro", "premium"):
-        raise ValidationError({"plan_type": ["pro or premium"]})
+        raise InvalidFields({"plan_type": ["pro or premium"]})
     _quantity(quantity, "quantity", MAX_QUANTITY)
     _quantity(months, "months", MAX_MONTHS)
     _method_check(partner, payment_method)
@@ -97,7 +96,7 @@ def pool_purchase_start(*, partner: HostingPartner, plan_type: str, quantity: in
 def addon_purchase_start(*, partner: HostingPartner, addon_type: str, quantity: int, return_url: str,
                          payment_method: str = Purchase.Method.CARD) -> Purchase:
     if addon_type not in ADDON_KINDS:
-        raise ValidationError({"addon_type": ["domain_slot or storage"]})
+        raise InvalidFields({"addon_type": ["domain_slot or storage"]})
     _quantity(quantity, "quantity", MAX_QUANTITY)
     _method_check(partner, payment_method)
     what = (f"{quantity} extra domain slot{'s' if quantity != 1 else ''}" if addon_type == "domain_slot"
@@ -110,7 +109,7 @@ def addon_purchase_start(*, partner: HostingPartner, addon_type: str, quantity: 
 
 def _method_check(partner: HostingPartner, payment_method: str) -> None:
     if payment_method not in Purchase.Method.values:
-        raise ValidationError({"payment_method": ["card or bank_transfer"]})
+        raise InvalidFields({"payment_method": ["card or bank_transfer"]})
     if payment_method == Purchase.Method.BANK_TRANSFER and partner.billing_currency != "ngn":
         raise MethodNotOffered("bank_transfer is offered to NGN accounts only; pay by card")
 

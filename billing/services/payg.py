@@ -11,7 +11,6 @@ import logging
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -23,7 +22,7 @@ from billing.selectors.prices import price, wholesale_monthly
 from billing.services.ledger import margin_credit
 from billing.services.purchases import purchase_start
 from mailcore.domains.models import Domain
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.events.services import emit
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.mailboxes import (
@@ -64,25 +63,25 @@ def to_minor(value, field: str) -> int:
     try:
         amount = Decimal(str(value))
     except (InvalidOperation, ValueError):
-        raise ValidationError({field: ["a number"]}) from None
+        raise InvalidFields({field: ["a number"]}) from None
     minor = amount * 100
     if amount <= 0 or minor != minor.to_integral_value():
-        raise ValidationError({field: ["a positive amount with at most 2 decimals"]})
+        raise InvalidFields({field: ["a positive amount with at most 2 decimals"]})
     return int(minor)
 
 
 def retail_price_set(*, partner: HostingPartner, plan_type: str, currency: str, retail_price) -> RetailPrice:
     if plan_type not in PLANS:
-        raise ValidationError({"plan_type": ["pro or premium"]})
+        raise InvalidFields({"plan_type": ["pro or premium"]})
     if currency not in ("usd", "ngn"):
-        raise ValidationError({"currency": ["usd or ngn"]})
+        raise InvalidFields({"currency": ["usd or ngn"]})
     if currency != partner.billing_currency:
-        raise ValidationError({"currency": [f"your customers pay in your billing currency, "
-                                            f"{partner.billing_currency.upper()}: set the price in it"]})
+        raise InvalidFields({"currency": [f"your customers pay in your billing currency, "
+                                          f"{partner.billing_currency.upper()}: set the price in it"]})
     minor = to_minor(retail_price, "retail_price")
     wholesale = wholesale_monthly(plan_type, currency)
     if minor < wholesale.minor:
-        raise ValidationError({"retail_price": [
+        raise InvalidFields({"retail_price": [
             f"at least the wholesale rate for {plan_type} in {currency.upper()}, {wholesale.as_number()} ({wholesale})"]})
     row, _ = RetailPrice.objects.update_or_create(partner=partner, plan_type=plan_type, currency=currency,
                                                   defaults={"amount_minor": minor})
@@ -299,7 +298,7 @@ def payg_upgrade(*, partner_mailbox: PartnerMailbox, new_plan_type: str) -> None
     """Change the subscription's plan at the provider (prorated there); the plan and its storage
     quota apply when the provider confirms."""
     if new_plan_type not in PLANS:
-        raise ValidationError({"new_plan_type": ["pro or premium"]})
+        raise InvalidFields({"new_plan_type": ["pro or premium"]})
     subscription = _running(partner_mailbox)
     if new_plan_type == subscription.plan_code:
         raise NotAllowedNow(f"the mailbox is already on the {new_plan_type} plan")
@@ -317,9 +316,9 @@ def payg_addon_purchase(*, partner_mailbox: PartnerMailbox, type: str, quantity:
     partner's retail price (the customer pays for more mailboxes; the partner creates them)."""
     _payg(partner_mailbox)
     if type not in ADDON_TYPES:
-        raise ValidationError({"type": ["extra_mailbox or extra_storage"]})
+        raise InvalidFields({"type": ["extra_mailbox or extra_storage"]})
     if not isinstance(quantity, int) or isinstance(quantity, bool) or not 1 <= quantity <= 100:
-        raise ValidationError({"quantity": ["a whole number from 1 to 100"]})
+        raise InvalidFields({"quantity": ["a whole number from 1 to 100"]})
     if partner_mailbox.status in (PartnerMailbox.Status.PENDING_PAYMENT, PartnerMailbox.Status.EXPIRED):
         raise NotAllowedNow(f"add-ons need a paid mailbox; this one is {partner_mailbox.status}")
     partner = partner_mailbox.partner

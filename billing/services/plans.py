@@ -4,14 +4,13 @@ Free to a paid plan: a subscription checkout. Between paid plans: the provider c
 subscription's price. To Free: the subscription is canceled at the period end. In every case the
 plan changes only when the provider's event says so (`billing.services.events`).
 """
-from django.core.exceptions import ValidationError
 
 from billing.models import Purchase, Subscription
 from billing.providers.registry import provider_named
 from billing.selectors.prices import price
 from billing.services.purchases import purchase_start
 from mailcore.accounts.models import Account, Plan
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 
 PAID_PLANS = ("pro", "premium")
 
@@ -32,7 +31,7 @@ def plan_subscription(account: Account) -> Subscription | None:
 def plan_change(*, account: Account, plan_code: str, return_url: str = "", currency: str = "usd") -> Purchase | None:
     """Start the change to `plan_code`; returns the pending purchase when a checkout is needed."""
     if not Plan.objects.filter(code=plan_code).exists():
-        raise ValidationError({"plan": ["free, pro or premium"]})
+        raise InvalidFields({"plan": ["free, pro or premium"]})
     subscription = plan_subscription(account)
     current = subscription.plan_code if subscription else account.plan.code
     if plan_code == current and not (subscription and subscription.cancel_at_period_end):

@@ -219,15 +219,14 @@ def test_a_bad_address_does_not_stop_the_other_invitations_or_the_event(calendar
 
 
 def test_only_invitations_carry_a_calendar_part(alice, ann):
-    from django.core.exceptions import ValidationError
-
+    from mailcore.errors import InvalidFields
     from mailcore.sending.inputs import SendRequest
     from mailcore.sending.services import mail_send
 
     request = SendRequest.from_data({"from_email": "ann@example.test", "to": ["bea@remote.test"], "body_text": "x",
                                      "calendar": ("REQUEST", "BEGIN:VCALENDAR")})
     assert request.calendar is None  # the REST and MCP inputs never set one
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         mail_send(account=alice.account, user=None, request=SendRequest(
             from_email="ann@example.test", to=["bea@remote.test"], body_text="x", calendar=("PUBLISH", "x")))
     assert "REQUEST, CANCEL, REPLY" in refused.value.message_dict["calendar"][0]

@@ -12,7 +12,6 @@ from email import policy
 import dkim
 import pytest
 import time_machine
-from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils import timezone
 
@@ -22,6 +21,7 @@ from campaigns.models import Enrollment, StepDelivery, Suppression
 from campaigns.services import campaign_create, campaign_send, step_add
 from contacts.services import address_book_for, contact_create
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
+from mailcore.errors import InvalidFields
 from mailcore.outbound.feedback import return_path_message
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.dispatch import outbound_dispatch_due
@@ -144,7 +144,7 @@ def test_a_plain_send_is_unchanged_and_no_interface_input_sets_bulk_fields(alice
     (("Feedback-ID", "caf\u00e9"),),
 ])
 def test_bulk_headers_outside_the_allowlist_or_not_one_ascii_line_are_refused(alice, news, headers):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         mail_send(account=alice.account, user=None, request=SendRequest(
             from_email=news.address, to=["x@people.test"], body_text="hi", headers=headers))
     assert "headers" in refused.value.message_dict

@@ -1,7 +1,6 @@
 """Writes and checks for API keys: create, update, revoke, authenticate."""
 from datetime import datetime
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -10,23 +9,22 @@ from mailcore.apikeys import usage
 from mailcore.apikeys.models import ApiKey
 from mailcore.apikeys.scopes import ALL_SCOPES, DEFAULT_SCOPES, is_partner_scope
 from mailcore.credentials import credential_new, digest_matches, prefix_of
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.ipnets import ip_in_list, normalise_ip_list
 
 API_KEY_KIND = "mk"
 
 
-class CredentialRejected(Exception):
-    """A request's credential was refused; `status` says how the API should answer."""
+class CredentialRejected(DomainError):
+    """A request's credential was refused: unknown, wrong, expired or revoked."""
 
-    status = 401
-
-    def __init__(self, detail: str):
-        super().__init__(detail)
-        self.detail = detail
+    code = ErrorCode.UNAUTHORIZED
 
 
 class AddressDenied(CredentialRejected):
-    status = 403
+    """A good key used from an address its lists refuse."""
+
+    code = ErrorCode.FORBIDDEN
 
 
 def _clean_ip_lists(fields: dict) -> dict:
@@ -39,7 +37,7 @@ def _clean_ip_lists(fields: dict) -> dict:
             continue
         cleaned[field] = normalised or None  # [] clears the list: any address
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
     return cleaned
 
 
@@ -47,11 +45,11 @@ def _clean_scopes(account: Account, scopes: list[str] | None) -> list[str]:
     scopes = list(DEFAULT_SCOPES if scopes is None else scopes)
     unknown = [scope for scope in scopes if scope not in ALL_SCOPES]
     if unknown:
-        raise ValidationError({"scopes": [f"unknown scope {scope!r}" for scope in unknown]})
+        raise InvalidFields({"scopes": [f"unknown scope {scope!r}" for scope in unknown]})
     if not scopes:
-        raise ValidationError({"scopes": ["give at least one scope"]})
+        raise InvalidFields({"scopes": ["give at least one scope"]})
     if any(is_partner_scope(scope) for scope in scopes) and not hasattr(account, "partner"):
-        raise ValidationError({"scopes": ["partner scopes need a hosting partner account"]})
+        raise InvalidFields({"scopes": ["partner scopes need a hosting partner account"]})
     return sorted(set(scopes), key=scopes.index)
 
 
@@ -67,9 +65,9 @@ def api_key_create(
 ) -> tuple[ApiKey, str]:
     """Create a key and return it with its raw value, which is never shown again."""
     if not name.strip():
-        raise ValidationError({"name": ["name must not be blank"]})
+        raise InvalidFields({"name": ["name must not be blank"]})
     if expires_at is not None and expires_at <= timezone.now():
-        raise ValidationError({"expires_at": ["expires_at must be in the future"]})
+        raise InvalidFields({"expires_at": ["expires_at must be in the future"]})
     clean_scopes = _clean_scopes(account, scopes)
     ip_lists = _clean_ip_lists({"allowed_ips": allowed_ips, "blocked_ips": blocked_ips})
     for _ in range(5):
@@ -102,7 +100,7 @@ def api_key_update(*, key: ApiKey, allowed_ips=_UNSET, blocked_ips=_UNSET, is_ac
     )
     if is_active is not _UNSET:
         if is_active and not key.is_active:
-            raise ValidationError({"is_active": ["a revoked key cannot be reactivated; create a new key"]})
+            raise InvalidFields({"is_active": ["a revoked key cannot be reactivated; create a new key"]})
         changes["is_active"] = bool(is_active)
     for field, value in changes.items():
         setattr(key, field, value)

@@ -13,13 +13,16 @@ from mailcore.accounts.models import User
 from mailcore.apikeys.models import SessionToken
 from mailcore.apikeys.services import CredentialRejected
 from mailcore.credentials import credential_new, digest_matches, prefix_of
+from mailcore.errors import ErrorCode
 from mailcore.throttle import ACCOUNT_LOGIN, throttle_attempt, throttle_forgive, throttle_keys
 
 SESSION_TOKEN_KIND = "st"
 
 
 class EmailNotVerified(CredentialRejected):
-    status = 403
+    """The password is right but the address was never verified (403: signing in again will not help)."""
+
+    code = ErrorCode.FORBIDDEN
 
 
 def session_login(*, email: str, password: str, client_ip: str) -> tuple[SessionToken, str]:

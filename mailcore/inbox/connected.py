@@ -31,7 +31,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 from mailcore.accounts.models import Account
 from mailcore.domains.hosted import hosted_domain
 from mailcore.domains.names import InvalidHostname, address_to_ascii, hostname_to_ascii
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.fieldcrypt import decrypt, encrypt
 from mailcore.mailboxes.models import Alias, ConnectionVerification, Mailbox
 from mailcore.mailboxes.selectors import mailbox_reached_by
@@ -90,7 +90,7 @@ def _clean_address(email: str) -> str:
         email = address_to_ascii((email or "").strip().lower())
         validate_email(email)
     except (ValidationError, InvalidHostname):
-        raise ValidationError({"email": ["enter a valid email address"]}) from None
+        raise InvalidFields({"email": ["enter a valid email address"]}) from None
     return email
 
 
@@ -120,7 +120,7 @@ def _clean_host(field: str, host: str) -> str:
     try:
         return hostname_to_ascii(host, allow_ip=True, require_dot=False)
     except InvalidHostname as error:
-        raise ValidationError({field: [str(error)]}) from None
+        raise InvalidFields({field: [str(error)]}) from None
 
 
 def _check_servers(connection: Connection) -> None:
@@ -146,7 +146,7 @@ def _check_servers(connection: Connection) -> None:
         except ProviderError as error:
             errors.setdefault(error.field, []).append(str(error))
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
 
 
 def _code_hash(account_id: int, address: str, code: str) -> str:
@@ -196,11 +196,11 @@ def mailbox_connect(*, account: Account, email: str, imap_host: str, imap_port: 
     or mail a code to the address and keep the connection waiting for it (returned)."""
     address = _clean_address(email)
     if _hosted_elsewhere(account, address):
-        raise ValidationError({"email": [REFUSED]})
+        raise InvalidFields({"email": [REFUSED]})
     if Mailbox.objects.filter(account=account, address=address).exists():
         raise AlreadyConnected(f"{address} is already connected in this account")
     if smtp_security not in SMTP_SECURITY:
-        raise ValidationError({"smtp_security": [f"one of {', '.join(SMTP_SECURITY)}"]})
+        raise InvalidFields({"smtp_security": [f"one of {', '.join(SMTP_SECURITY)}"]})
     connection = Connection(
         imap_host=_clean_host("imap_host", imap_host), imap_port=imap_port, imap_tls=imap_tls, username=username,
         password=password, smtp_host=_clean_host("smtp_host", smtp_host) if smtp_host else "",
@@ -258,9 +258,9 @@ def mailbox_connect_confirm(*, account: Account, email: str, code: str) -> Mailb
             connection = Connection(**json.loads(decrypt(pending.settings_encrypted)))
             pending.delete()
     if problem:
-        raise ValidationError({"code": [problem]})
+        raise InvalidFields({"code": [problem]})
     if _hosted_elsewhere(account, address):  # hosted here since the code was mailed
-        raise ValidationError({"email": [REFUSED]})
+        raise InvalidFields({"email": [REFUSED]})
     return _create_mailbox(account, address, connection)
 
 

@@ -1,10 +1,10 @@
 """Labels: account-wide names and colours, carried on messages as IMAP keywords."""
 import re
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from mailcore.accounts.models import Account
+from mailcore.errors import InvalidFields
 from mailcore.mailboxes.models import Label, Mailbox
 from mailcore.store.factory import store_for
 
@@ -19,12 +19,12 @@ def label_create(*, account: Account, name: str, color: str, mailbox: Mailbox | 
     if not HEX_COLOR.match(color or ""):
         errors["color"] = ["color must be a hex colour such as #1a73e8"]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
     try:
         with transaction.atomic():
             return Label.objects.create(account=account, mailbox=mailbox, name=name.strip(), color=color.lower())
     except IntegrityError:
-        raise ValidationError({"name": [f"a label named {name.strip()!r} exists already"]}) from None
+        raise InvalidFields({"name": [f"a label named {name.strip()!r} exists already"]}) from None
 
 
 def label_delete(*, label: Label) -> None:

@@ -5,8 +5,7 @@ ids, one message with sanitized HTML and attachment references, search, folders,
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.core.exceptions import ValidationError
-
+from mailcore.errors import InvalidFields
 from mailcore.inbox.connected import mailbox_session_touch
 from mailcore.mailboxes.models import Label, Mailbox
 from mailcore.mailboxes.selectors import labels_for_mailbox
@@ -132,7 +131,7 @@ def message_update(
     if labels is not None:
         unknown = [label_id for label_id in labels if label_id not in account_labels]
         if unknown:
-            raise ValidationError({"labels": [f"no label with id {label_id}" for label_id in unknown]})
+            raise InvalidFields({"labels": [f"no label with id {label_id}" for label_id in unknown]})
     store = store_for(mailbox)
     current = store.fetch(folder, uid)
     label_keywords = {label.keyword for label in account_labels.values()}
@@ -183,7 +182,7 @@ def messages_update_many(
     account_labels = {label.pk: label for label in labels_for_mailbox(mailbox=mailbox)}
     unknown = [label_id for label_id in [*add_labels, *remove_labels] if label_id not in account_labels]
     if unknown:
-        raise ValidationError({"labels": [f"no label with id {label_id}" for label_id in unknown]})
+        raise InvalidFields({"labels": [f"no label with id {label_id}" for label_id in unknown]})
     if not uids:
         return 0
     store = store_for(mailbox)

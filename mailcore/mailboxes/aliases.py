@@ -1,10 +1,9 @@
 """Aliases: more addresses for a mailbox, on the account's own domains, each address used once."""
 import re
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.domains.models import Domain
 from mailcore.hooks import Hook
 from mailcore.mailboxes.models import Alias, Mailbox
@@ -33,10 +32,10 @@ def alias_create(*, mailbox: Mailbox, alias_address: str) -> Alias:
     address = (alias_address or "").strip().lower()
     local_part, at, domain_name = address.rpartition("@")
     if not at or not ALIAS_LOCAL_PART.match(local_part) or ".." in local_part:
-        raise ValidationError({"alias_address": [
+        raise InvalidFields({"alias_address": [
             "enter an address whose local part has letters, digits and . _ - (not at the start or end), at most 64"]})
     if not Domain.objects.filter(account=mailbox.account_id, name=domain_name).exists():
-        raise ValidationError({"alias_address": [f"{domain_name} is not one of this account's domains"]})
+        raise InvalidFields({"alias_address": [f"{domain_name} is not one of this account's domains"]})
     if _address_taken(address):
         raise AliasTaken(f"{address} is already in use")
     try:

@@ -16,7 +16,7 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.mailboxes.models import ForwardingRule, Mailbox
 from mailcore.mailboxes.selectors import is_own_address, own_addresses
 from mailcore.throttle import action_count
@@ -46,11 +46,11 @@ def _clean_target(mailbox: Mailbox, forward_to: str) -> str:
     try:
         validate_email(address)
     except ValidationError:
-        raise ValidationError({"forward_to": ["enter a valid email address"]}) from None
+        raise InvalidFields({"forward_to": ["enter a valid email address"]}) from None
     if len(address) > 320 or _UNSAFE & set(address) or any(char.isspace() or ord(char) < 32 for char in address):
-        raise ValidationError({"forward_to": ["enter a plain address (no quotes, spaces or brackets)"]})
+        raise InvalidFields({"forward_to": ["enter a plain address (no quotes, spaces or brackets)"]})
     if is_own_address(address, own_addresses(mailbox)):
-        raise ValidationError({"forward_to": ["that address delivers to this mailbox itself"]})
+        raise InvalidFields({"forward_to": ["that address delivers to this mailbox itself"]})
     return address
 
 
@@ -76,9 +76,9 @@ def _send_confirmation(rule: ForwardingRule) -> None:
 def forwarding_rule_create(*, mailbox: Mailbox, email: str, forward_to: str, keep_copy: bool = True) -> ForwardingRule:
     """A rule that stays dormant until its target confirms through the link mailed to it."""
     if (email or "").strip().lower() != mailbox.address.lower():
-        raise ValidationError({"email": [f"must be this mailbox's address, {mailbox.address}"]})
+        raise InvalidFields({"email": [f"must be this mailbox's address, {mailbox.address}"]})
     forward_to = _clean_target(mailbox, forward_to)
-    duplicate = ValidationError({"forward_to": ["this mailbox already forwards to that address"]})
+    duplicate = InvalidFields({"forward_to": ["this mailbox already forwards to that address"]})
     if ForwardingRule.objects.filter(mailbox=mailbox, forward_to=forward_to).exists():
         raise duplicate
     # Each rule mails an address the caller chose: bounded per account, so it cannot be a spam cannon.

@@ -1,8 +1,8 @@
 """Writes for mailboxes."""
-from django.core.exceptions import ValidationError
 
 from mailcore.accounts.models import Plan
 from mailcore.domains.models import Domain
+from mailcore.errors import InvalidFields
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.passwords import mailbox_password_hash
 
@@ -34,7 +34,7 @@ def mailbox_set_identity(*, mailbox: Mailbox, display_name: str | None = None, s
 
     if display_name is not None:
         if any(ord(char) < 32 or ord(char) == 127 for char in display_name):
-            raise ValidationError({"display_name": ["display_name must not contain line breaks or control characters"]})
+            raise InvalidFields({"display_name": ["display_name must not contain line breaks or control characters"]})
         mailbox.display_name = display_name.strip()
     if signature_html is not None:
         mailbox.signature_html = sanitize_mail_html(signature_html, allow_remote_images=True).html

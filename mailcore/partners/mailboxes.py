@@ -9,11 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.accounts.models import Plan
 from mailcore.partners.models import HostingPartner
 from mailcore.domains.models import Domain
@@ -86,7 +85,7 @@ def partner_mailbox_fields_clean(local_part: str, password: str, plan_id: str, d
     if any(ord(char) < 32 or ord(char) == 127 for char in display_name):
         errors["display_name"] = ["no control characters"]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
     return local_part
 
 

@@ -1,10 +1,9 @@
 """Writes for hosting partners: clients, settings, the slot pool."""
 from datetime import timedelta
 
-from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.accounts.models import Account
 from mailcore.partners.models import HostingPartner, LapseAction, MailboxSlot, PartnerClient
 
@@ -19,13 +18,13 @@ def _lapse_action(value, field: str, *, allow_null: bool) -> str | None:
     if value is None and allow_null:
         return None
     if value not in LapseAction.values:
-        raise ValidationError({field: [f"must be one of {', '.join(LapseAction.values)}"]})
+        raise InvalidFields({field: [f"must be one of {', '.join(LapseAction.values)}"]})
     return value
 
 
 def client_create(*, partner: HostingPartner, name: str) -> PartnerClient:
     if not name.strip():
-        raise ValidationError({"name": ["name must not be blank"]})
+        raise InvalidFields({"name": ["name must not be blank"]})
     return PartnerClient.objects.create(partner=partner, name=name.strip())
 
 
@@ -33,7 +32,7 @@ def client_update(*, client: PartnerClient, name=_UNSET, lapse_action_override=_
     fields = []
     if name is not _UNSET:
         if not str(name).strip():
-            raise ValidationError({"name": ["name must not be blank"]})
+            raise InvalidFields({"name": ["name must not be blank"]})
         client.name = str(name).strip()
         fields.append("name")
     if lapse_action_override is not _UNSET:

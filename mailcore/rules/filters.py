@@ -1,6 +1,6 @@
 """A mailbox owner's filters and vacation reply: reads, checked writes, and publishing the Sieve script.
 
-Every write validates everything at once (a ValidationError naming each bad field), changes the
+Every write validates everything at once (InvalidFields naming each bad field), changes the
 rows and publishes the mailbox's script in one transaction, so Dovecot's next delivery runs what
 the settings page shows. Publishing is a row (SieveScript) Dovecot reads through its SQL dict: no
 file is shared between the app and Dovecot.
@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from mailcore.errors import InvalidFields
 from mailcore.inbox.services import inbox_folders
 from mailcore.mailboxes.models import Alias, Mailbox
 from mailcore.mailboxes.selectors import labels_for_mailbox
@@ -72,7 +73,7 @@ class FilterInput:
 
 
 def _clean_filter(mailbox: Mailbox, data: FilterInput) -> dict:
-    """The row's values, or a ValidationError naming every bad field."""
+    """The row's values, or InvalidFields naming every bad field."""
     errors: dict[str, list[str]] = {}
     value = (data.value or "").strip()
     if data.field not in MailFilter.Field.values:
@@ -106,7 +107,7 @@ def _clean_filter(mailbox: Mailbox, data: FilterInput) -> dict:
         if label is None:
             errors["label"] = ["choose one of your labels"]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
     return {"field": data.field, "match": data.match, "value": value, "action": data.action, "folder": folder,
             "label": label, "stop": bool(data.stop), "enabled": bool(data.enabled)}
 
@@ -118,7 +119,7 @@ def mail_filter_create(*, mailbox: Mailbox, data: FilterInput) -> MailFilter:
         existing = list(MailFilter.objects.select_for_update().filter(mailbox=mailbox)
                         .values_list("position", flat=True))
         if len(existing) >= MAX_FILTERS:
-            raise ValidationError({"value": [f"a mailbox has at most {MAX_FILTERS} filters; delete one first"]})
+            raise InvalidFields({"value": [f"a mailbox has at most {MAX_FILTERS} filters; delete one first"]})
         mail_filter = MailFilter.objects.create(mailbox=mailbox, position=max(existing, default=-1) + 1, **values)
         sieve_publish(mailbox=mailbox)
     return mail_filter
@@ -145,7 +146,7 @@ def mail_filters_reorder(*, mailbox: Mailbox, filter_ids: list[int]) -> None:
     with transaction.atomic():
         filters = {f.pk: f for f in MailFilter.objects.select_for_update().filter(mailbox=mailbox)}
         if sorted(filter_ids) != sorted(filters):
-            raise ValidationError({"order": ["name each of this mailbox's filters once"]})
+            raise InvalidFields({"order": ["name each of this mailbox's filters once"]})
         for position, filter_id in enumerate(filter_ids):
             if filters[filter_id].position != position:
                 MailFilter.objects.filter(pk=filter_id).update(position=position)
@@ -193,7 +194,7 @@ def _clean_vacation(data: VacationInput) -> dict:
     if data.starts_on and data.ends_on and data.ends_on < data.starts_on:
         errors["ends_on"] = ["the last day comes before the first"]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
     return {"enabled": bool(data.enabled), "subject": subject, "body": body, "starts_on": data.starts_on,
             "ends_on": data.ends_on, "days": data.days}
 

@@ -1,8 +1,8 @@
 """Saved templates: who may see them, and their writes."""
-from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from mailcore.accounts.models import Account, User
+from mailcore.errors import InvalidFields
 from mailcore.sending.compose import header_problem
 from mailcore.sending.models import MailTemplate
 
@@ -28,7 +28,7 @@ def _check(fields: dict) -> None:
     if fields.get("subject") and (problem := header_problem(fields["subject"])):
         errors["subject"] = [problem]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
 
 
 def template_create(*, account: Account, created_by: User | None, name: str, body_html: str, subject: str = "",

@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.accounts.models import Account, Plan, User
 from mailcore.domains.names import InvalidHostname, address_to_ascii
 from mailcore.mailboxes.models import Mailbox
@@ -115,7 +115,7 @@ def _sending_mailbox(account: Account, address: str) -> Mailbox:
         cursor.execute(sql, [account.plan_id, account.pk, address.strip().lower()])
         row = cursor.fetchone()
     if row is None:
-        raise ValidationError({"from_email": ["not a mailbox of this account"]})
+        raise InvalidFields({"from_email": ["not a mailbox of this account"]})
     mailbox, plan = instances(row, mailbox_columns, plan_columns)
     mailbox.account = account
     if mailbox.plan_id is None:
@@ -211,7 +211,7 @@ def mail_send(*, account: Account, user: User | None, request: SendRequest) -> O
     if window is not None and not 1 <= window <= MAX_UNSEND_WINDOW:
         errors.setdefault("unsend_window", []).append(f"unsend_window is 1 to {MAX_UNSEND_WINDOW} seconds")
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
 
     due_at = scheduled_at or (now + timedelta(seconds=window) if window else now)
     held = scheduled_at is not None or bool(window)

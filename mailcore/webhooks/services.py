@@ -2,11 +2,10 @@
 import secrets
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.accounts.models import Account
 from mailcore.events.catalog import EVENTS
 from mailcore.events.models import Event
@@ -32,7 +31,7 @@ def _clean_ips(allowed_ips) -> list[str] | None:
     try:
         return normalise_ip_list(allowed_ips) or None
     except ValueError as exc:
-        raise ValidationError({"allowed_ips": [str(exc)]}) from None
+        raise InvalidFields({"allowed_ips": [str(exc)]}) from None
 
 
 def endpoint_create(*, account: Account, url: str, events: list[str], allowed_ips: list[str] | None = None
@@ -49,11 +48,11 @@ def endpoint_create(*, account: Account, url: str, events: list[str], allowed_ip
     elif not events:
         errors["events"] = ["subscribe to at least one event"]
     if errors:
-        raise ValidationError(errors)
+        raise InvalidFields(errors)
     ips = _clean_ips(allowed_ips)
     with transaction.atomic():
         if WebhookEndpoint.objects.select_for_update().filter(account=account).count() >= MAX_ENDPOINTS:
-            raise ValidationError({"url": [f"an account can have at most {MAX_ENDPOINTS} webhook endpoints"]})
+            raise InvalidFields({"url": [f"an account can have at most {MAX_ENDPOINTS} webhook endpoints"]})
         secret = _new_secret()
         endpoint = WebhookEndpoint.objects.create(account=account, url=url, events=list(dict.fromkeys(events)),
                                                   allowed_ips=ips, secret_encrypted=encrypt(secret))

@@ -9,7 +9,6 @@ from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -21,6 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from mailcore.apikeys.scopes import ALL_SCOPES
 from mailcore.apikeys.selectors import USAGE_DAYS, api_key_get, api_key_list, api_key_usage
 from mailcore.apikeys.services import api_key_create, api_key_revoke
+from mailcore.errors import InvalidFields
 from mailcore.partners.services import partner_settings_update
 from portal.partner.forms import ApiKeyForm, LapseActionForm
 from portal.access import found_or_404
@@ -76,7 +76,7 @@ def lapse_action(request):
     if form.is_valid():
         try:
             partner_settings_update(partner=partner, **form.cleaned_data)
-        except ValidationError as exc:
+        except InvalidFields as exc:
             form.add_service_error(exc)
         else:
             label = dict(form.fields["default_client_lapse_action"].choices)[partner.default_client_lapse_action]
@@ -108,7 +108,7 @@ def api_key_new(request):
                     account=account, created_by=request.user, name=data["name"], scopes=data["scopes"],
                     expires_at=form.expires_at(timezone.now()), allowed_ips=data["allowed_ips"] or None,
                     blocked_ips=data["blocked_ips"] or None)
-            except ValidationError as exc:
+            except InvalidFields as exc:
                 form.add_service_error(exc)
         if created:
             messages.success(request, f"API key “{created.name}” created. Copy it now: it is shown only once.")

@@ -12,7 +12,6 @@ account's purchase or payment is 404.
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -44,6 +43,7 @@ from billing.services.partners import (
 )
 from billing.services.plans import SamePlan, plan_change, plan_subscription
 from mailcore.accounts.models import Account, Plan
+from mailcore.errors import InvalidFields
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.selectors import partner_grants_feature
 from portal.form_redirects import allow_form_redirects, provider_checkout_origins
@@ -251,7 +251,7 @@ def plan_change_view(request):
     try:
         started = plan_change(account=account, plan_code=code, return_url=_return_url(request),
                                currency=_plan_currency(account, plan_subscription(account)))
-    except ValidationError:
+    except InvalidFields:
         messages.error(request, "Choose Free, Pro or Premium.")
     except SamePlan:
         messages.error(request, f"You are on the {account.plan.name} plan already.")
@@ -455,7 +455,7 @@ def _purchase_start(form, unpriced: str, start) -> tuple:
     failed), with the service's refusals put on the form."""
     try:
         return start(), ""
-    except ValidationError as exc:
+    except InvalidFields as exc:
         form.add_service_error(exc)
     except MethodNotOffered:
         form.add_error("payment_method", METHOD_NOT_OFFERED)

@@ -12,7 +12,6 @@ import base64
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -20,7 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from webmail import branding, hostnames
 from portal.htmx import regions
 from portal.partner.access import partner_section
@@ -84,7 +83,7 @@ class BrandForm(PortalForm):
             return branding.Fill.parse(self.cleaned_data.get(f"{prefix}_color"),
                                        self.cleaned_data.get(f"{prefix}_gradient_to") if gradient else None,
                                        self.cleaned_data.get(f"{prefix}_angle") if gradient else None)
-        except ValidationError as exc:
+        except InvalidFields as exc:
             for name, errors in exc.message_dict.items():
                 self.add_error(f"{prefix}_{name}", errors)
             return None
@@ -149,7 +148,7 @@ def _form_preview(form: BrandForm, brand) -> dict:
         data["logo"].seek(0)  # a save that was refused may have read it already
         try:
             logo = branding.logo_reencode(data["logo"].read(branding.LOGO_MAX_BYTES + 1))
-        except ValidationError as exc:
+        except InvalidFields as exc:
             note = " ".join(exc.message_dict.get("logo", []))
         else:
             logo_src = f"data:{logo.content_type};base64,{base64.b64encode(logo.data).decode()}"
@@ -196,7 +195,7 @@ def branding_page(request, partner):
             elif data.get("remove_logo"):
                 changes["logo"] = None
             branding.brand_update(partner=partner, **changes)
-        except ValidationError as exc:
+        except InvalidFields as exc:
             form.add_service_error(exc)
         except DomainError as exc:
             form.add_error(None, exc.detail)
@@ -246,7 +245,7 @@ def hostname_claim(request, partner):
     if form.is_valid():
         try:
             row = hostnames.webmail_hostname_claim(partner=partner, hostname=form.cleaned_data["hostname"])
-        except ValidationError as exc:
+        except InvalidFields as exc:
             form.add_service_error(exc)
         except DomainError as exc:
             form.add_error("hostname", exc.detail)

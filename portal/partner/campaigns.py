@@ -36,7 +36,7 @@ from campaigns.testsend import (
 )
 from contacts.models import AddressBook, Contact
 from contacts.selectors import book_groups
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from mailcore.inbox.display import frame_document
 from mailcore.partners.models import PartnerMailbox
 from mailcore.sanitize import sanitize_mail_html
@@ -210,7 +210,7 @@ def _preview(campaign: Campaign, step: CampaignStep, sample: Contact) -> tuple[s
     try:
         request = campaign_step_request(campaign=campaign, step=step, to=to)
         subject, body = request.subject, request.body_html
-    except (DomainError, ValidationError, ValueError):
+    except (DomainError, ValueError):
         subject, body = step.subject, step.body_html
     # The footer's unsubscribe link would really unsubscribe the sample contact: the preview shows it inert.
     body = _UNSUBSCRIBE_LINK.sub("#", body)
@@ -411,7 +411,7 @@ def campaign_test(request, partner_mailbox, book, campaign_id: int):
         step = next(step for step in steps if step.pk == data["step"])
         try:
             campaign_test_send(campaign=campaign, step=step, to=data["to"], variant=data.get("variant") or "a")
-        except ValidationError as exc:
+        except InvalidFields as exc:
             form.add_service_error(exc)
         except DomainError as exc:
             form.add_error(None, exc.detail)

@@ -1,13 +1,13 @@
 """Portal pages for a hosting partner's clients: list and create, detail, rename, lapse action,
 delete. Same services as /v1/hosting/clients."""
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.domains.models import Domain
+from mailcore.errors import InvalidFields
 from mailcore.partners.models import HostingPartner, PartnerClient
 from mailcore.partners.selectors import partner_client_get, partner_clients, partner_domains, partner_mailboxes
 from mailcore.partners.services import ClientHasDomains, client_create, client_delete, client_update
@@ -40,7 +40,7 @@ def clients(request, partner):
     if request.method == "POST" and form.is_valid():
         try:
             created = client_create(partner=partner, name=form.cleaned_data["name"])
-        except ValidationError as exc:
+        except InvalidFields as exc:
             field_errors(form, exc, "name")
         else:
             messages.success(request, f"Client {created.name} created. Add a domain for it next.")
@@ -89,7 +89,7 @@ def client_rename(request, partner, client_id: int):
         old = client.name
         try:
             client_update(client=client, name=form.cleaned_data["name"])
-        except ValidationError as exc:
+        except InvalidFields as exc:
             field_errors(form, exc, "name")
         else:
             renamed = True
@@ -113,7 +113,7 @@ def client_lapse(request, partner, client_id: int):
     if form.is_valid():
         try:
             client_update(client=client, lapse_action_override=form.cleaned_data["lapse_action_override"] or None)
-        except ValidationError as exc:
+        except InvalidFields as exc:
             field_errors(form, exc, "lapse_action_override")
         else:
             saved = True

@@ -6,7 +6,6 @@ It calls the same ledger services as /v1/hosting/partners/me/payouts: the servic
 below the minimum or above the available balance, and the page shows why next to the amount."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -16,6 +15,7 @@ from billing.money import Money
 from billing.selectors.history import partner_customer_payments
 from billing.selectors.ledger import ledger_monthly_margins, month_starts
 from billing.services.ledger import PAYOUT_MINIMUM_MINOR, balances, payout_request
+from mailcore.errors import InvalidFields
 from portal.htmx import regions
 from portal.partner.access import partner_required
 from portal.partner.forms import PayoutRequestForm
@@ -76,7 +76,7 @@ def earnings(request, partner):
         amount = Money(form.cleaned_data["amount"], form.cleaned_data["currency"])
         try:
             payout_request(partner=partner, amount_minor=amount.minor, currency=amount.currency)
-        except ValidationError as exc:
+        except InvalidFields as exc:
             form.add_service_error(exc)
         else:
             messages.success(request, f"Payout of {amount} requested. It is reserved from your balance until we "

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django import forms
 from django.core.exceptions import ValidationError
 
+from mailcore.errors import InvalidFields
 from mailcore.events.catalog import EVENTS
 from mailcore.ipnets import normalise_ip_list
 from mailcore.webhooks.safety import UnsafeDestination, check_url_shape
@@ -360,9 +361,9 @@ def name_error(exc: Exception) -> str:
     return f"{text[:1].upper()}{text[1:]}. Enter just the name, such as example.com."
 
 
-def field_errors(form: forms.Form, exc: ValidationError, field: str) -> None:
-    """A service's ValidationError next to the field it names (the API calls it by another name)."""
-    for messages_ in getattr(exc, "message_dict", {field: exc.messages}).values():
+def field_errors(form: forms.Form, exc: InvalidFields, field: str) -> None:
+    """A service's InvalidFields on this form's `field` (the API calls it by another name)."""
+    for messages_ in exc.message_dict.values():
         for message in messages_:
             form.add_error(field, f"{message[:1].upper()}{message[1:]}.")
 

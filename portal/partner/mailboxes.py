@@ -16,7 +16,6 @@ from smtplib import SMTPException
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -27,6 +26,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from mailcore.errors import InvalidFields
 from mailcore.mailboxes import aliases, forwarding
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_set_identity
@@ -293,7 +293,7 @@ def mailbox_new(request, partner):
                                            "page first.")
         except (ProviderUnavailable, ProviderRefused) as exc:
             form.add_error(None, f"{exc.detail} Nothing was created.")
-        except ValidationError as exc:
+        except InvalidFields as exc:
             form.add_service_error(exc)
         except partner_mailbox_services.DomainNotVerified:
             form.add_error("domain", f"{domain.name} is not verified yet. Publish its DNS records and verify it "
@@ -376,7 +376,7 @@ def _provider_call(request, call) -> bool:
         messages.error(request, f"{exc.detail[:1].upper()}{exc.detail[1:]}.")
     except (ProviderUnavailable, ProviderRefused) as exc:
         messages.error(request, f"{exc.detail} Nothing changed.")
-    except ValidationError as exc:
+    except InvalidFields as exc:
         messages.error(request, " ".join(exc.messages))
     else:
         return True
@@ -493,7 +493,7 @@ def mailbox_forwarding(request, partner_mailbox):
     if ok:
         try:
             rule = forwarding.forwarding_rule_create(mailbox=mailbox, email=mailbox.address, **form.cleaned_data)
-        except ValidationError as exc:
+        except InvalidFields as exc:
             form.add_service_error(exc)
         except forwarding.ConfirmationNotSent:
             form.add_error(None, "The confirmation mail could not be sent, so no rule was added. Try again in a "
@@ -548,7 +548,7 @@ def mailbox_aliases_add(request, partner_mailbox):
         try:
             alias = aliases.alias_create(mailbox=partner_mailbox.mailbox,
                                          alias_address=form.cleaned_data["alias_address"])
-        except ValidationError as exc:
+        except InvalidFields as exc:
             form.add_service_error(exc)
         except aliases.AliasTaken as exc:
             form.add_error("alias_address", f"{exc}: a mailbox or another alias has it.")

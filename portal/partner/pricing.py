@@ -4,13 +4,13 @@ plan and currency, beside our wholesale rate and the margin the partner keeps; a
 It calls the same billing service as POST /v1/hosting/retail-pricing; a price below the wholesale
 rate is refused there and shown next to the price field, naming the rate."""
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from billing.money import Money
 from billing.selectors.prices import wholesale_monthly
 from billing.services.payg import retail_price_set, retail_prices
+from mailcore.errors import InvalidFields
 from portal.partner.access import partner_required
 from portal.partner.forms import PLAN_CHOICES, RetailPriceForm
 
@@ -43,8 +43,8 @@ def retail_pricing(request, partner):
         plan, currency, minor = (form.cleaned_data[name] for name in ("plan_type", "currency", "retail_price"))
         try:
             retail_price_set(partner=partner, plan_type=plan, currency=currency, retail_price=Money(minor, currency).major)
-        except ValidationError as exc:
-            if "retail_price" in getattr(exc, "error_dict", {}):
+        except InvalidFields as exc:
+            if "retail_price" in exc.message_dict:
                 wholesale = wholesale_monthly(plan, currency)
                 form.add_error("retail_price", f"At least the wholesale rate for {plan.title()} in "
                                                f"{currency.upper()}: {wholesale} a month.")

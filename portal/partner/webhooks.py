@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.accounts.selectors import plan_gate_message
+from mailcore.errors import InvalidFields
 from mailcore.partners.selectors import account_has_feature
 from mailcore.throttle import ActionThrottled
 from mailcore.webhooks.delivery import AttemptResult, envelope_body
@@ -113,8 +114,8 @@ def webhooks(request):
         if form.is_valid():
             try:
                 created, secret = endpoint_create(account=account, **form.cleaned_data)
-            except ValidationError as exc:
-                form.add_error(None, exc)
+            except InvalidFields as exc:
+                form.add_error(None, ValidationError(exc.message_dict))  # each message on its field, as written
         if created:
             messages.success(request, "Endpoint created. Copy its signing secret now: it is shown only once.")
         else:

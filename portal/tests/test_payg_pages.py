@@ -10,7 +10,6 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
-from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from billing.models import LedgerEntry, Payment, Payout, Purchase, RetailPrice
@@ -19,6 +18,7 @@ from billing.services.ledger import balances, payout_request
 from billing.services.partners import partner_approve
 from billing.services.payg import retail_price_set
 from mailcore.domains.models import Domain
+from mailcore.errors import InvalidFields
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import hosting_partner_enable
@@ -410,7 +410,7 @@ def test_a_usd_partner_is_offered_payouts_in_usd_only_and_an_ngn_request_changes
 
     response = portal.post(EARNINGS, {"amount": "30", "currency": "ngn"})
     assert response.status_code == 422 and "currency" in response.context["form"].errors
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         payout_request(partner=partner, amount_minor=3_000, currency="ngn")
     assert refused.value.message_dict == {
         "currency": ["your earnings are in your billing currency, USD, and are paid out in it"]}

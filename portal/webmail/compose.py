@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from mailcore.inbox.services import inbox_message
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.compose import header_problem, html_to_text
@@ -183,7 +183,7 @@ def _problem(exc: Exception) -> str:
     return getattr(exc, "detail", None) or str(exc)
 
 
-def _add_errors(form: ComposeForm, exc: ValidationError) -> None:
+def _add_errors(form: ComposeForm, exc: InvalidFields) -> None:
     for key, problems in exc.message_dict.items():
         field = ERROR_FIELDS.get(key)
         for problem in problems:
@@ -338,11 +338,11 @@ def _submitted(request, mailbox):
             return redirect("webmail:compose_draft", saved.uid)
         scheduled_at = form.scheduled_at() if action == "schedule" else None
         if action == "schedule" and scheduled_at is None:
-            raise ValidationError({"scheduled_at": ["Pick the date and time to send it at."]})
+            raise InvalidFields({"scheduled_at": ["Pick the date and time to send it at."]})
         sent = draft_send(mailbox=mailbox, composition=form.composition(), attachments=attachments,
                           draft_uid=data["draft"], unsend_window=0 if scheduled_at else data["undo"],
                           scheduled_at=scheduled_at)
-    except ValidationError as exc:
+    except InvalidFields as exc:
         _add_errors(form, exc)
     except (StoreError, DomainError) as exc:  # quota, suspended mailbox, mail server away
         problem, status = _problem(exc), 429 if getattr(exc, "retry_after", None) else 422
@@ -365,7 +365,7 @@ def _keep_uploads(mailbox, form: ComposeForm, uploads: list) -> dict | None:
                                          forward=form.forward(), forward_keep=data["forward_keep"], uploads=uploads)
         saved = draft_save(mailbox=mailbox, composition=form.composition(), attachments=attachments,
                            replaces=data["draft"])
-    except (ValidationError, StoreError, DomainError):
+    except (StoreError, DomainError):
         form.add_error("files", "The files you chose could not be kept; choose them again.")
         return None
     indexes = {attachment.index for attachment in saved.attachments}
@@ -390,7 +390,7 @@ def autosave(request, mailbox):
                                          uploads=_uploads(form))
         saved = draft_save(mailbox=mailbox, composition=form.composition(), attachments=attachments,
                            replaces=data["draft"])
-    except ValidationError as exc:
+    except InvalidFields as exc:
         text = "; ".join(problem for problems in exc.message_dict.values() for problem in problems)
         return HttpResponse(f"The draft could not be saved: {text}", status=422,
                             content_type="text/plain; charset=utf-8")

@@ -21,7 +21,7 @@ from django.utils.safestring import mark_safe
 from django.utils.timezone import template_localtime
 from django.views.decorators.http import require_http_methods, require_POST
 
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from mailcore.inbox.labels import HEX_COLOR, label_create, label_delete
 from mailcore.inbox.services import (
     folder_create,
@@ -322,7 +322,7 @@ def bulk(request, mailbox, name: str):
             seen={"read": True, "unread": False}.get(action), starred={"star": True, "unstar": False}.get(action),
             add_labels=[label.pk] if action == "label" else [], remove_labels=[label.pk] if action == "unlabel" else [],
             move_to=data["target"] if action == "move" else None, delete=action == "delete")
-    except (StoreError, DomainError, ValidationError) as exc:
+    except (StoreError, DomainError) as exc:
         return _bulk_answer(request, mailbox, name, back, f"Nothing was changed: {_store_problem(exc)}", ok=False)
     what = DONE[action].format(target=data.get("target"), label=label.name if label else "")
     text = f"{count} message{'s' if count != 1 else ''} {what}."
@@ -419,7 +419,7 @@ def labels(request, mailbox):
             try:
                 label_create(account=mailbox.account, mailbox=mailbox, name=form.cleaned_data["name"],
                              color=form.cleaned_data["color"])
-            except ValidationError as exc:
+            except InvalidFields as exc:
                 for field, errors in exc.message_dict.items():
                     form.add_error(field if field in form.fields else None, errors)
             else:

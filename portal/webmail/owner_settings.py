@@ -5,12 +5,11 @@ swaps only the list. Writes go through the same services the partner API and por
 script Dovecot runs at delivery."""
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from mailcore.ipnets import client_ip
 from mailcore.mailboxes import forwarding
 from mailcore.mailboxes.models import ForwardingRule
@@ -85,7 +84,7 @@ def settings_password(request, mailbox):
             except LoginThrottled as exc:
                 form.add_error(None, exc.detail)
                 status = 429
-            except ValidationError as exc:
+            except InvalidFields as exc:
                 form.add_service_error(exc)
             else:
                 others = f" {ended} other webmail session{'s' if ended != 1 else ''} signed out." if ended else ""
@@ -107,7 +106,7 @@ def settings_identity(request, mailbox):
         if form.is_valid():
             try:
                 mailbox_set_identity(mailbox=mailbox, **form.cleaned_data)
-            except ValidationError as exc:
+            except InvalidFields as exc:
                 form.add_service_error(exc)
             else:
                 messages.success(request, "Saved. New mail from this mailbox uses this name and signature.")
@@ -136,7 +135,7 @@ def settings_forwarding(request, mailbox):
         if form.is_valid():
             try:
                 rule = forwarding.forwarding_rule_create(mailbox=mailbox, email=mailbox.address, **form.cleaned_data)
-            except ValidationError as exc:
+            except InvalidFields as exc:
                 form.add_service_error(exc)
             except forwarding.ConfirmationNotSent:
                 form.add_error(None, "The confirmation mail could not be sent, so nothing was added. Try again in "
@@ -198,7 +197,7 @@ def _save_filter(form: FilterForm, save) -> bool:
         return False
     try:
         save(form.filter_input())
-    except ValidationError as exc:
+    except InvalidFields as exc:
         form.add_service_error(exc)
         return False
     except DomainError as exc:  # the mail server could not list the folders
@@ -284,7 +283,7 @@ def settings_vacation(request, mailbox):
         if form.is_valid():
             try:
                 saved = vacation_set(mailbox=mailbox, data=form.vacation_input())
-            except ValidationError as exc:
+            except InvalidFields as exc:
                 form.add_service_error(exc)
             else:
                 messages.success(request, "Vacation reply on: senders get it as their mail arrives."

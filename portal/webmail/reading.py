@@ -10,7 +10,6 @@ the frame's own CSP says the same per message (mailcore.inbox.display)."""
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -20,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from calendars.imip import invitation_card
 from calendars.responses import invitation_cancel_apply, invitation_reply_record, invitation_respond
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from mailcore.inbox.display import message_source
 from mailcore.inbox.downloads import download_headers, download_type
 from mailcore.inbox.services import inbox_attachment, message_delete, message_update
@@ -184,11 +183,11 @@ def message_images(request, mailbox, name: str, uid: int):
         sender = message_images_always(mailbox=mailbox, folder=name, uid=uid, choice=choice)
     except StoreUnavailable as exc:
         return _unavailable(request, mailbox, name, exc)
-    except DomainError as exc:
-        raise Http404("No such message.") from exc
-    except ValidationError as exc:
+    except InvalidFields as exc:
         messages.error(request, "Nothing was changed: " + " ".join(exc.messages))
         return redirect("webmail:message", name, uid)
+    except DomainError as exc:
+        raise Http404("No such message.") from exc
     if choice == "always":
         messages.success(request, f"Images from {sender} are now always shown.")
     else:
@@ -240,8 +239,8 @@ def message_invitation(request, mailbox, name: str, uid: int):
             messages.error(request, "Nothing was changed: choose accept, tentative or decline.")
     except StoreUnavailable as exc:
         return _unavailable(request, mailbox, name, exc)
+    except InvalidFields as exc:
+        messages.error(request, "Nothing was changed: the answer could not be sent (" + " ".join(exc.messages) + ").")
     except DomainError as exc:  # not on the list, a later version stored, quota, a locked mailbox
         messages.error(request, f"Nothing was changed: {exc.detail}")
-    except ValidationError as exc:
-        messages.error(request, "Nothing was changed: the answer could not be sent (" + " ".join(exc.messages) + ").")
     return back

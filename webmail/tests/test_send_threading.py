@@ -6,8 +6,8 @@ import email
 from email import policy
 
 import pytest
-from django.core.exceptions import ValidationError
 
+from mailcore.errors import InvalidFields
 from mailcore.outbound.models import OutboundMessage
 from mailcore.sending.dispatch import outbound_dispatch_due
 from webmail.drafts import format_address, split_addresses
@@ -51,7 +51,7 @@ def test_a_send_without_threading_keeps_the_payload_it_always_had(alice, ann):
     ({"references": " ".join(f"<id{n}@example.test>" for n in range(300))}, "references", "at most 4000"),
 ])
 def test_bad_threading_values_are_refused_and_nothing_is_queued(alice, ann, fields, field, problem):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         send(alice, **fields)
 
     assert problem in refused.value.message_dict[field][0]

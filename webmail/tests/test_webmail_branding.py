@@ -6,10 +6,9 @@ import struct
 import zlib
 
 import pytest
-from django.core.exceptions import ValidationError
 from PIL import Image, PngImagePlugin
 
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable
 from webmail import branding
@@ -102,7 +101,7 @@ def test_only_the_first_frame_of_an_animation_is_kept():
     (png()[:60], "damaged"),
 ])
 def test_what_pillow_cannot_open_is_refused(data, message):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         logo_reencode(data)
     assert message in refused.value.message_dict["logo"][0]
 
@@ -110,13 +109,13 @@ def test_what_pillow_cannot_open_is_refused(data, message):
 def test_a_format_outside_the_four_is_refused_even_if_pillow_reads_it():
     out = io.BytesIO()
     Image.new("RGB", (10, 10)).save(out, "BMP")
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         logo_reencode(out.getvalue())
     assert "not a PNG, JPEG, GIF or WebP" in refused.value.message_dict["logo"][0]
 
 
 def test_a_file_over_2_mb_is_refused_before_it_is_opened():
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         logo_reencode(png() + b"\x00" * (2 * 1024 * 1024))
     assert refused.value.message_dict["logo"] == ["The logo is larger than 2 MB."]
 
@@ -124,13 +123,13 @@ def test_a_file_over_2_mb_is_refused_before_it_is_opened():
 def test_a_decompression_bomb_is_refused_without_decoding_it():
     bomb = png_bomb()
     assert len(bomb) < 200_000  # small on the wire, 100 million pixels inside
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         logo_reencode(bomb)
     assert "at most 8000 pixels a side" in refused.value.message_dict["logo"][0]
 
 
 def test_too_many_pixels_in_a_thin_strip_are_refused():
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         logo_reencode(png(8001, 1))
     assert refused.value.message_dict["logo"] == [
         "The logo is 8001×1 pixels; at most 8000 pixels a side and 16 million in all are accepted."]
@@ -159,7 +158,7 @@ def test_a_logo_url_is_fetched_once_and_stored(partner, files):
 
 def test_a_redirect_is_not_followed(partner, files, settings):
     url = files.put("/moved.png", status=302, Location="https://169.254.169.254/latest/meta-data")
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         brand_update(partner=partner, logo_url=url)
     assert "redirect" in refused.value.message_dict["logo_url"][0]
     assert files.hits == [("/moved.png", f"localhost:{files.port}")]
@@ -168,25 +167,25 @@ def test_a_redirect_is_not_followed(partner, files, settings):
 
 def test_a_url_answering_an_error_or_a_non_image_is_refused(partner, files):
     missing = files.url("/nothing.png")
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         brand_update(partner=partner, logo_url=missing)
     assert refused.value.message_dict["logo_url"] == ["This URL answered 404, not an image."]
     html = files.put("/page", b"<html><script>alert(1)</script></html>", Content_Type="image/png")
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         brand_update(partner=partner, logo_url=html)
     assert "not a PNG, JPEG, GIF or WebP" in refused.value.message_dict["logo_url"][0]
 
 
 def test_an_answer_without_a_length_is_cut_at_2_mb(partner, files):
     url = files.put("/endless.png", b"\x89PNG" + b"\x00" * (3 * 1024 * 1024), Content_Length=None)
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         branding.logo_fetch(url)
     assert refused.value.message_dict["logo_url"] == ["The image at this URL is larger than 2 MB."]
 
 
 def test_an_answer_declaring_more_than_2_mb_is_not_read(partner, files):
     url = files.put("/big.png", png(), Content_Length=str(3 * 1024 * 1024))
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         branding.logo_fetch(url)
     assert refused.value.message_dict["logo_url"] == ["The image at this URL is larger than 2 MB."]
 
@@ -204,7 +203,7 @@ def test_an_answer_declaring_more_than_2_mb_is_not_read(partner, files):
 ])
 def test_unsafe_urls_are_refused_without_a_connection(partner, settings, url, reason):
     settings.WEBHOOK_ALLOW_PRIVATE = False
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         brand_update(partner=partner, logo_url=url)
     assert reason in refused.value.message_dict["logo_url"][0]
     assert not WebmailBrand.objects.exists()
@@ -213,7 +212,7 @@ def test_unsafe_urls_are_refused_without_a_connection(partner, settings, url, re
 def test_a_loopback_url_is_refused_in_production_settings_even_with_a_server_there(partner, files, settings):
     settings.WEBHOOK_ALLOW_PRIVATE = False
     url = files.put("/logo.png", png())
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         brand_update(partner=partner, logo_url=url)
     message = refused.value.message_dict["logo_url"][0]
     assert "does not resolve to a public address" in message
@@ -237,7 +236,7 @@ def test_a_loopback_url_is_refused_in_production_settings_even_with_a_server_the
     ("#123456", "#abcdef", True, "angle"),
 ])
 def test_colours_are_only_hex_values_and_whole_angles(color, gradient_to, angle, field):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         Fill.parse(color, gradient_to, angle)
     assert field in refused.value.message_dict
 
@@ -268,5 +267,5 @@ def test_an_account_that_is_not_trial_or_active_cannot_save(alice, status):
 
 
 def test_a_brand_name_on_two_lines_is_refused(partner):
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidFields):
         brand_update(partner=partner, brand_name="Acme\nMail")

@@ -6,10 +6,9 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.core.cache import cache
-from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from mailcore.errors import DomainError
+from mailcore.errors import DomainError, InvalidFields
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable
 from mailcore.sweep import JOBS, job_run
@@ -101,7 +100,7 @@ def test_a_hostname_is_stored_normalised(partner, given, stored):
     ("testserver.", "is not a hostname"),
 ])
 def test_names_that_cannot_be_a_partners_hostname_are_refused(partner, given, message):
-    with pytest.raises(ValidationError) as refused:
+    with pytest.raises(InvalidFields) as refused:
         webmail_hostname_claim(partner=partner, hostname=given)
     assert message in refused.value.message_dict["hostname"][0]
     assert not WebmailHostname.objects.exists()
@@ -110,7 +109,7 @@ def test_names_that_cannot_be_a_partners_hostname_are_refused(partner, given, me
 def test_a_name_under_an_allowed_hosts_pattern_is_refused(partner, settings):
     settings.ALLOWED_HOSTS = [".platform.example", "portal.example"]
     for name in ("mail.platform.example", "platform.example", "portal.example"):
-        with pytest.raises(ValidationError):
+        with pytest.raises(InvalidFields):
             webmail_hostname_claim(partner=partner, hostname=name)
 
 

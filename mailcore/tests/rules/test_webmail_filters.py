@@ -3,9 +3,9 @@ and the script published where Dovecot reads it (the dovecot_sieve_scripts view)
 from datetime import date
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.db import connection
 
+from mailcore.errors import InvalidFields
 from mailcore.inbox.labels import label_create
 from mailcore.mailboxes.aliases import alias_create
 from mailcore.store.factory import store_for
@@ -63,7 +63,7 @@ def test_a_new_filter_runs_last_and_the_script_is_published_for_dovecot(owner):
 def test_every_bad_field_is_named_at_once_and_nothing_is_saved(owner, alice):
     other = make_mailbox(alice.account, "other@example.test")
     foreign = label_create(account=alice.account, name="Theirs", color="#112233", mailbox=other)
-    with pytest.raises(ValidationError) as excinfo:
+    with pytest.raises(InvalidFields) as excinfo:
         mail_filter_create(mailbox=owner, data=FilterInput(field="body", match="like", value="a\nb", action="move",
                                                            folder="Nowhere"))
     assert _errors(excinfo) == {
@@ -72,18 +72,18 @@ def test_every_bad_field_is_named_at_once_and_nothing_is_saved(owner, alice):
         "value": ["one line, without control characters"],
         "folder": ["there is no folder named Nowhere"],
     }
-    with pytest.raises(ValidationError) as excinfo:
+    with pytest.raises(InvalidFields) as excinfo:
         mail_filter_create(mailbox=owner, data=_input(field="from", match="is", value="Bob", action="label",
                                                       label_id=foreign.pk))
     assert _errors(excinfo) == {
         "value": ['"is" compares whole addresses: enter one (like ann@example.com), or choose contains'],
         "label": ["choose one of your labels"],
     }
-    with pytest.raises(ValidationError) as excinfo:
+    with pytest.raises(InvalidFields) as excinfo:
         mail_filter_create(mailbox=owner, data=_input(value="   ", folder="INBOX"))
     assert _errors(excinfo) == {"value": ["enter the text to look for"],
                                 "folder": ["mail arrives in the Inbox anyway: choose another folder"]}
-    with pytest.raises(ValidationError) as excinfo:
+    with pytest.raises(InvalidFields) as excinfo:
         mail_filter_create(mailbox=owner, data=_input(value="x" * 201, action="fly"))
     assert _errors(excinfo) == {"value": ["at most 200 characters"], "action": ["choose what to do with matching mail"]}
 
@@ -116,7 +116,7 @@ def test_a_bad_update_changes_nothing(owner):
     mail_filter = mail_filter_create(mailbox=owner, data=_input())
     script = SieveScript.objects.get().script
 
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidFields):
         mail_filter_update(mail_filter=mail_filter, data=_input(value=""))
 
     mail_filter.refresh_from_db()
@@ -135,7 +135,7 @@ def test_filters_move_up_and_down_and_reorder(owner):
     script = SieveScript.objects.get().script
     assert script.index('"b"') < script.index('"a"') < script.index('"c"')
 
-    with pytest.raises(ValidationError):
+    with pytest.raises(InvalidFields):
         mail_filters_reorder(mailbox=owner, filter_ids=[a.pk, b.pk])
     assert list(mail_filter_list(mailbox=owner)) == [b, a, c]
 
@@ -184,7 +184,7 @@ def test_a_vacation_reply_is_saved_and_published_with_the_aliases(owner):
 def test_bad_vacation_settings_are_named_and_change_nothing(owner):
     vacation_set(mailbox=owner, data=VacationInput(enabled=False, body="Old text"))
 
-    with pytest.raises(ValidationError) as excinfo:
+    with pytest.raises(InvalidFields) as excinfo:
         vacation_set(mailbox=owner, data=VacationInput(enabled=True, subject="two\nlines", body="  ", days=0,
                                                        starts_on=date(2026, 5, 9), ends_on=date(2026, 5, 1)))
 
@@ -192,7 +192,7 @@ def test_bad_vacation_settings_are_named_and_change_nothing(owner):
                                 "body": ["write the reply senders get"],
                                 "days": ["a whole number of days from 1 to 60"],
                                 "ends_on": ["the last day comes before the first"]}
-    with pytest.raises(ValidationError) as excinfo:
+    with pytest.raises(InvalidFields) as excinfo:
         vacation_set(mailbox=owner, data=VacationInput(enabled=True, body="x" * 10_001, days=61))
     assert _errors(excinfo) == {"body": ["at most 10000 characters"], "days": ["a whole number of days from 1 to 60"]}
     saved = vacation_get(mailbox=owner)
