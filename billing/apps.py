@@ -13,9 +13,9 @@ class BillingConfig(AppConfig):
     )
 
     def ready(self):
-        """The local provider hands its events to the intake through billing's delivery function (it
-        may not import the services above it)."""
-        from billing.providers import local
+        """The local provider's events reach the intake through billing's delivery function (the
+        provider may not import the services above it)."""
+        from billing.providers.local import local_event_recorded
         from billing.services.local_events import local_event_deliver
 
-        local.deliver_with(local_event_deliver)
+        local_event_recorded.register(local_event_deliver)

@@ -1,7 +1,8 @@
-"""Explicit extension points: the kernel names a moment (a mailbox's holder forgotten, a mailbox's
-aliases changed, the queues an operator watches) and calls what feature apps registered for it in
+"""Explicit extension points: the kernel names a moment (a mailbox's holder forgotten, a send's
+outcome known, the queues an operator watches) and calls what feature apps registered for it in
 their AppConfig.ready(). Never Django signals on our own models: every call site is in plain sight,
-and the kernel imports no feature."""
+and the kernel imports no feature. A lower floor of the kernel may offer one to a higher floor the
+same way (the delivery rules hear of alias changes)."""
 from collections.abc import Callable
 from typing import Any
 
@@ -19,9 +20,20 @@ class Hook:
             self._functions.append(function)
         return function
 
+    @property
+    def functions(self) -> tuple[Callable[..., Any], ...]:
+        """For a caller that runs each one its own way (each in a savepoint, say)."""
+        return tuple(self._functions)
+
     def __call__(self, **kwargs) -> list[Any]:
         """Run every registered function; returns their results in order."""
         return [function(**kwargs) for function in self._functions]
+
+    def answer(self, default: Any, **kwargs) -> Any:
+        """The answer of the one function that owns the moment, or `default` when no app registered."""
+        if len(self._functions) > 1:
+            raise RuntimeError(f"{self.name}: one function answers, {len(self._functions)} registered")
+        return self._functions[0](**kwargs) if self._functions else default
 
     def __repr__(self) -> str:
         return f"Hook({self.name!r}, {len(self._functions)} registered)"

@@ -5,10 +5,9 @@ delivered through the same verified-event path as Stripe's, and its clock can be
 Like a real provider's servers it keeps the events it sends (`LocalEvent` rows, written in the
 transaction that caused them) and posts them after the commit; billing's `deliver-local-events` job
 (billing.services.local_events) posts any left over. The provider never imports that intake above
-it: BillingConfig.ready() hands it the function that delivers (`deliver_with`)."""
+it: BillingConfig.ready() registers the function that delivers (`local_event_recorded`)."""
 import json
 import secrets
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -28,6 +27,7 @@ from billing.providers.base import (
     ProviderEvent,
     SignatureInvalid,
 )
+from mailcore.hooks import Hook
 from mailcore.timefmt import iso
 
 NAME = "local"
@@ -46,13 +46,10 @@ def clock_now() -> datetime:
     return timezone.now() + timedelta(seconds=clock.offset_seconds if clock else 0)
 
 
-_deliver_now: Callable[[int], object] | None = None
-
-
-def deliver_with(deliver: Callable[[int], object]) -> None:
-    """Name the function that delivers a recorded event (by its row id) right after its commit."""
-    global _deliver_now
-    _deliver_now = deliver
+# Called with event_id= (the row's id) right after the recording transaction commits: billing's
+# services deliver it to the intake (registered in BillingConfig.ready(); providers may not import
+# the services above them).
+local_event_recorded = Hook("local_event_recorded")
 
 
 def _deliver(kind: str, **fields) -> None:
@@ -61,8 +58,8 @@ def _deliver(kind: str, **fields) -> None:
     event_id = f"lev_{secrets.token_hex(12)}"
     body = json.dumps({"id": event_id, "type": kind, "created": iso(clock_now()), **fields}, separators=(",", ":"))
     event = LocalEvent.objects.create(event_id=event_id, kind=kind, body=body)
-    if _deliver_now is not None:  # a failure is logged; the job tries again
-        transaction.on_commit(partial(_deliver_now, event.pk), robust=True)
+    for deliver in local_event_recorded.functions:  # a failure is logged; the job tries again
+        transaction.on_commit(partial(deliver, event_id=event.pk), robust=True)
 
 
 def event_signed(event: LocalEvent) -> tuple[bytes, dict[str, str]]:

@@ -26,7 +26,7 @@ GIVE_UP_AFTER = timedelta(days=3)  # as Stripe does; billing_reconcile settles a
 BATCH = 100
 
 
-def local_event_deliver(event_id: int) -> bool:
+def local_event_deliver(*, event_id: int) -> bool:
     """Post one recorded event to the intake, if it still waits and no other worker holds it;
     returns whether this call delivered it. A failure is logged and the event tried again later."""
     try:
@@ -68,4 +68,4 @@ def local_events_deliver_due(*, limit: int = BATCH) -> int:
     returns how many it delivered."""
     due = list(LocalEvent.objects.filter(delivered_at__isnull=True, next_attempt_at__lte=timezone.now())
                .order_by("id").values_list("pk", flat=True)[:limit])
-    return sum(local_event_deliver(pk) for pk in due)
+    return sum(local_event_deliver(event_id=pk) for pk in due)

@@ -48,6 +48,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 from mailcore.accounts.models import Account
 from mailcore.events.services import emit
+from mailcore.hooks import Hook
 from mailcore.store.reading import message_ids
 from mailcore.outbound.models import OutboundMessage
 from mailcore.timefmt import iso
@@ -224,20 +225,21 @@ class SendOutcome:
 
 
 OutcomeListener = Callable[[SendOutcome], None]
-_listeners: list[OutcomeListener] = []
+# Features that hear what became of a send (campaigns), registered in their AppConfig.ready(); each is
+# called with the outcome, in a savepoint of its own.
+send_outcome_known = Hook("send_outcome_known")
 
 
 def outcome_listen(listener: OutcomeListener) -> None:
     """Subscribe once, at start-up (a feature's AppConfig.ready(): campaigns)."""
-    if listener not in _listeners:
-        _listeners.append(listener)
+    send_outcome_known.register(listener)
 
 
 def outcome_report(outcome: SendOutcome) -> None:
     """Tell every listener, each in a savepoint of the caller's transaction."""
     if outcome.at is None:
         outcome = replace(outcome, at=timezone.now())
-    for listener in _listeners:
+    for listener in send_outcome_known.functions:
         try:
             with transaction.atomic():
                 listener(outcome)

@@ -234,7 +234,7 @@ def _return(failure: SendFailure) -> None:
     message, mailbox = failure.message, failure.mailbox
     store = store_for(mailbox)
     if failure.delivered_to_none and "submitted" not in message.payload and failure.draft_uid is None:
-        uid = next(iter(failed_send_drafted(failure=failure)), 0)
+        uid = failed_send_drafted.answer(0, failure=failure)
         with transaction.atomic():
             SendFailure.objects.filter(pk=failure.pk).update(draft_uid=uid)
         failure.draft_uid = uid

@@ -32,7 +32,7 @@ from portal.webmail.calendar_forms import (
     recurrence_parse,
     recurrence_text,
 )
-from portal.webmail.calendar_pages import RID_FORMAT, _page, calendar_owner, calendar_zone
+from portal.webmail.calendar_pages import RID_FORMAT, calendar_page, calendar_owner, calendar_zone
 
 STATUS_WORDS = {"NEEDS-ACTION": "No answer yet", "ACCEPTED": "Accepted", "DECLINED": "Declined",
                 "TENTATIVE": "Maybe", "DELEGATED": "Delegated"}
@@ -86,7 +86,7 @@ def event_detail(request, mailbox, calendar, event_id: int):
     zone = calendar_zone(calendar)
     shown = occurrence or as_occurrence(event)
     rid = f"?occurrence={occurrence.recurrence_id:{RID_FORMAT}}" if occurrence else ""
-    return _page(request, mailbox, calendar, "event.html", {
+    return calendar_page(request, mailbox, calendar, "event.html", {
         "event": event, "occurrence": occurrence, "shown": shown, "when": when_text(shown, zone),
         "repeats": recurrence_text(event.recurrence, zone=zone, all_day=event.all_day),
         "color": shown.color or event.color or event.calendar.color,
@@ -119,7 +119,7 @@ def event_calendars(mailbox):
 
 
 def _form_page(request, mailbox, calendar, form, *, event=None, occurrence=None, status=200):
-    return _page(request, mailbox, calendar, "event_form.html", {
+    return calendar_page(request, mailbox, calendar, "event_form.html", {
         "form": form, "event": event, "occurrence": occurrence, "swatches": SWATCHES,
         "when": when_text(occurrence, calendar_zone(calendar)) if occurrence else "",
         "cancel_url": (reverse("webmail:calendar_event", args=[event.pk])
@@ -240,7 +240,7 @@ def event_delete_view(request, mailbox, calendar, event_id: int):
         day = (shown.start.astimezone(UTC) if shown.all_day else shown.start.astimezone(zone)).date()
         return redirect(_week_url(day))
     rid = f"?occurrence={occurrence.recurrence_id:{RID_FORMAT}}" if occurrence else ""
-    return _page(request, mailbox, calendar, "event_delete.html", {
+    return calendar_page(request, mailbox, calendar, "event_delete.html", {
         "event": event, "occurrence": occurrence, "shown": shown, "when": when_text(shown, zone),
         "cancel_url": reverse("webmail:calendar_event", args=[event.pk]) + rid,
         "action": reverse("webmail:calendar_event_delete", args=[event.pk]) + rid})

@@ -22,7 +22,7 @@ from calendars.services import (
     task_update,
 )
 from portal.webmail.calendar_forms import SWATCHES, CalendarForm, TaskForm
-from portal.webmail.calendar_pages import _page, calendar_owner
+from portal.webmail.calendar_pages import calendar_page, calendar_owner
 
 
 def _own_calendar(mailbox, calendar_id: int) -> Calendar:
@@ -33,7 +33,7 @@ def _own_calendar(mailbox, calendar_id: int) -> Calendar:
 
 
 def _calendars_page(request, mailbox, calendar, form, *, status=200):
-    return _page(request, mailbox, calendar, "calendars.html", {"form": form, "swatches": SWATCHES}, status=status)
+    return calendar_page(request, mailbox, calendar, "calendars.html", {"form": form, "swatches": SWATCHES}, status=status)
 
 
 @require_http_methods(["GET", "POST"])
@@ -80,7 +80,7 @@ def calendar_remove(request, mailbox, calendar, calendar_id: int):
         else:
             messages.success(request, f"“{target.name}” and everything in it deleted.")
         return redirect("webmail:calendar_calendars")
-    return _page(request, mailbox, calendar, "calendar_delete.html", {
+    return calendar_page(request, mailbox, calendar, "calendar_delete.html", {
         "target": target, "count": target.events.count(), "tasks": target.events.filter(component="VTODO").count()})
 
 
@@ -109,7 +109,7 @@ def tasks_view(request, mailbox, calendar):
                 messages.success(request, f"“{task.title}” added.")
                 return redirect("webmail:calendar_tasks")
     tasks = task_list(account=mailbox.account, mailbox=mailbox).select_related("calendar")
-    return _page(request, mailbox, calendar, "tasks.html", {
+    return calendar_page(request, mailbox, calendar, "tasks.html", {
         "form": form, "lists": lists,
         "open_tasks": [task for task in tasks if task.status != "COMPLETED"],
         "done_tasks": [task for task in tasks if task.status == "COMPLETED"][:50]}, status=status)

@@ -67,7 +67,7 @@ def calendar_zone(calendar: Calendar):
         return UTC
 
 
-def _page(request, mailbox, calendar, template: str, context: dict, *, status: int = 200):
+def calendar_page(request, mailbox, calendar, template: str, context: dict, *, status: int = 200):
     zone = calendar_zone(calendar)
     with django_timezone.override(zone):  # any datetime a template prints is in the calendar's zone
         return render(request, f"webmail/calendar/{template}", {
@@ -121,7 +121,7 @@ def calendar_view(request, mailbox, calendar):
         context.update(days=days, previous=day - timedelta(days=1), next=day + timedelta(days=1),
                        title=f"{day:%A %-d %B %Y}")
     context["has_all_day"] = view != "month" and any(item.chips for item in days)
-    return _page(request, mailbox, calendar, "calendar.html", context)
+    return calendar_page(request, mailbox, calendar, "calendar.html", context)
 
 
 # import, export, settings, feed
@@ -146,7 +146,7 @@ def calendar_import(request, mailbox, calendar):
                 if not job.done:
                     return redirect("webmail:calendar_import_progress", job_id=job.pk)
                 result, status, form = job, 200, ImportForm()
-    return _page(request, mailbox, calendar, "import.html", {
+    return calendar_page(request, mailbox, calendar, "import.html", {
         "form": form, "result": result,
         "running": import_jobs_running(mailbox=mailbox, kind=ImportJob.Kind.EVENTS)}, status=status)
 
@@ -156,7 +156,7 @@ def calendar_import(request, mailbox, calendar):
 def calendar_import_progress(request, mailbox, calendar, job_id: int):
     return import_progress(request, mailbox, job_id, kind=ImportJob.Kind.EVENTS, noun="event", app="calendar",
                            done_label="Show my calendar",
-                           page=lambda context: _page(request, mailbox, calendar, "import_progress.html", context))
+                           page=lambda context: calendar_page(request, mailbox, calendar, "import_progress.html", context))
 
 
 @require_safe
@@ -168,7 +168,7 @@ def calendar_download(request, mailbox, calendar):
 
 
 def _settings_page(request, mailbox, calendar, form, *, feed_url: str = "", status: int = 200):
-    return _page(request, mailbox, calendar, "settings.html",
+    return calendar_page(request, mailbox, calendar, "settings.html",
                  {"form": form, "feed_url": feed_url, "has_feed": bool(calendar.feed_token_digest)}, status=status)
 
 
