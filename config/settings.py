@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "imports",
     "campaigns",
     "webmail",
+    "protection",
     "billing",
     "api",
     "portal",

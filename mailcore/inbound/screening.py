@@ -1,0 +1,64 @@
+"""The moment an arriving message is judged before it is stored: the kernel asks the one screening
+function a feature app registered (protection: rspamd, sender authentication, the owners' lists)
+what to do for each recipient, and acts on the answer. With none registered everything is delivered.
+
+The kernel's part is small and fixed: store the copy it is told to (with the headers it is given),
+in the Inbox or in Junk; store nothing and answer for a message the screener kept itself (quarantine);
+answer a refusal or a deferral at SMTP; run the owner's automations (vacation reply, forwarding,
+filters) only for mail let into the Inbox.
+"""
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from mailcore.hooks import Hook
+
+VERDICT_HEADER = "X-Mailwell-Verdict"  # "junk" on a copy for Junk; Dovecot's sieve_before files it there
+SCREENING_UNAVAILABLE = "451 4.7.1 Message could not be scanned, try again later"
+
+
+class Action(StrEnum):
+    INBOX = "inbox"  # delivered; the owner's automations run
+    JUNK = "junk"  # delivered to Junk; no automation runs
+    HELD = "held"  # kept by the screener (quarantine): nothing stored, `reply` answered
+    REFUSE = "refuse"  # `reply` is a 5xx
+    DEFER = "defer"  # `reply` is a 4xx: greylisting, a scanner that cannot be reached
+
+
+@dataclass(frozen=True)
+class Arriving:
+    """What the listener knows of a message besides its bytes: the connection's facts."""
+
+    client_ip: str | None
+    helo: str | None
+    envelope_from: str  # "" for the null sender
+    recipients: tuple[str, ...]
+    authenticated_user: str | None = None  # a submission's logged-in user
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What happens to one recipient's copy."""
+
+    action: Action
+    reply: str = ""  # the SMTP reply for HELD, REFUSE and DEFER
+    headers: tuple[tuple[str, str], ...] = ()  # prepended to the stored copy (after the screened raw's own)
+
+
+@dataclass(frozen=True)
+class Screening:
+    """The answer for one message: `raw` is what every copy starts from (forged headers of ours
+    removed, our Authentication-Results added); each recipient's verdict by its address as given."""
+
+    raw: bytes
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    def verdict(self, recipient: str) -> Verdict:
+        return self.verdicts.get(recipient, INBOX)
+
+
+INBOX = Verdict(Action.INBOX)
+
+# Called as screening.answer(None, raw=..., arriving=Arriving, mailboxes={recipient: Mailbox});
+# returns a Screening, or None to deliver as is. A screener that cannot judge answers DEFER itself;
+# an exception here is answered 451 for every recipient (the sender retries, nothing is lost).
+screening = Hook("inbound.screening")
