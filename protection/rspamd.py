@@ -129,7 +129,7 @@ class ScannerState:
     @property
     def summary(self) -> str:
         if not self.configured:
-            return "Scanning is off: RSPAMD_URL is not set; inbound mail is delivered unscanned."
+            return "Scanning is off: RSPAMD_URL is not set, so inbound mail is not scanned for spam or viruses."
         parts = [f"spam scanning {'on' if self.rspamd else 'DOWN'}",
                  f"virus scanning {'on' if self.clamav else ('DOWN' if self.antivirus_configured else 'off')}",
                  f"learning {'on' if self.bayes else 'off'}"]
@@ -137,7 +137,8 @@ class ScannerState:
 
 
 def _timeout(seconds: float | None = None) -> httpx.Timeout:
-    return httpx.Timeout(seconds or settings.RSPAMD_TIMEOUT_SECONDS, connect=min(5.0, seconds or 5.0))
+    seconds = seconds or settings.RSPAMD_TIMEOUT_SECONDS
+    return httpx.Timeout(seconds, connect=min(5.0, seconds))
 
 
 def _post(url: str, raw: bytes, headers: list[tuple[str, bytes]], timeout: float | None = None) -> httpx.Response:
@@ -257,14 +258,13 @@ def _probe_message() -> bytes:
             f"mailwell scanner probe {uuid.uuid4().hex}\r\n--probe--\r\n").encode()
 
 
-def _registered_symbols() -> set[str]:
-    response = httpx.get(f"{_controller()}/symbols", headers=_controller_headers(),
-                         timeout=_timeout(PROBE_TIMEOUT_SECONDS))
+def _registered_symbols(timeout: float) -> set[str]:
+    response = httpx.get(f"{_controller()}/symbols", headers=_controller_headers(), timeout=_timeout(timeout))
     response.raise_for_status()
     return {rule["symbol"] for group in response.json() for rule in group.get("rules", ())}
 
 
-def state() -> ScannerState:
+def state(timeout: float = PROBE_TIMEOUT_SECONDS) -> ScannerState:
     """Ask rspamd what is on: the normal worker (ping), the controller (its symbols: an antivirus
     rule, Bayes), and clamd through rspamd (a probe that only the antivirus rule runs on)."""
     if not settings.RSPAMD_URL:
@@ -272,7 +272,7 @@ def state() -> ScannerState:
                             problems=("Scanning is off: RSPAMD_URL is not set.",))
     problems = []
     try:
-        rspamd_up = httpx.get(f"{settings.RSPAMD_URL}/ping", timeout=_timeout(PROBE_TIMEOUT_SECONDS)).text.strip() == "pong"
+        rspamd_up = httpx.get(f"{settings.RSPAMD_URL}/ping", timeout=_timeout(timeout)).text.strip() == "pong"
     except httpx.HTTPError:
         rspamd_up = False
     if not rspamd_up:
@@ -280,7 +280,7 @@ def state() -> ScannerState:
     symbols: set[str] = set()
     if settings.RSPAMD_CONTROLLER_URL:
         try:
-            symbols = _registered_symbols()
+            symbols = _registered_symbols(timeout)
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as error:
             problems.append(f"rspamd's controller does not answer at {settings.RSPAMD_CONTROLLER_URL} ({error}): "
                             "learning is off.")
@@ -291,7 +291,7 @@ def state() -> ScannerState:
         try:
             probe = _parse_scan(_post(f"{settings.RSPAMD_URL}/checkv2", _probe_message(),
                                       [("Settings", _header(json.dumps({"symbols_enabled": [VIRUS_SYMBOL]}))),
-                                       ("IP", b"127.0.0.1")], PROBE_TIMEOUT_SECONDS * 3))
+                                       ("IP", b"127.0.0.1")], timeout))
             clamav = not probe.antivirus_failed
         except ScannerUnavailable:
             clamav = False

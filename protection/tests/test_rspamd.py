@@ -235,3 +235,51 @@ def test_a_wrong_controller_password_is_refused_not_ignored(settings):
 
     with pytest.raises(rspamd.ScannerUnavailable, match="403|401"):
         rspamd.learn(learning_message(3), spam=True, scope="ann@example.test")
+
+
+@pytest.fixture
+def use_instance(settings):
+    def use(instance) -> None:
+        settings.RSPAMD_URL, settings.RSPAMD_CONTROLLER_URL = instance.url, instance.controller_url
+        settings.RSPAMD_PASSWORD, settings.RSPAMD_REDIS_URL = instance.password, instance.redis_url
+    return use
+
+
+def test_without_clamd_the_scanner_says_virus_scanning_is_off_and_still_scans(_dns_server, use_instance):
+    from testkit.rspamd import start_test_rspamd, stop_test_rspamd
+
+    instance = start_test_rspamd(dns_port=_dns_server[1], clamd=None)
+    try:
+        use_instance(instance)
+        state = rspamd.state()
+        result = scan(with_attachment(EICAR))
+    finally:
+        stop_test_rspamd(instance)
+
+    assert (state.rspamd, state.antivirus_configured, state.clamav, state.bayes) == (True, False, False, True)
+    assert state.summary == "rspamd: spam scanning on, virus scanning off, learning on"
+    assert not result.is_virus and not result.antivirus_failed
+
+
+def test_when_clamd_stops_a_scan_says_the_antivirus_failed_and_state_says_it_is_down(_dns_server, use_instance,
+                                                                                     tmp_path):
+    from protection.local_scanners import start_clamd, stop, write_eicar_database
+    from testkit.rspamd import start_test_rspamd, stop_test_rspamd
+
+    write_eicar_database(tmp_path / "signatures")
+    own_clamd = start_clamd(tmp_path / "clamd", tmp_path / "signatures")
+    instance = start_test_rspamd(dns_port=_dns_server[1], clamd=own_clamd)
+    try:
+        use_instance(instance)
+        before = rspamd.state()
+        stop(own_clamd.process)
+        after = rspamd.state()
+        result = scan(with_attachment(b"A harmless attachment."))
+    finally:
+        stop_test_rspamd(instance)
+        stop(own_clamd.process)
+
+    assert before.clamav is True
+    assert (after.rspamd, after.antivirus_configured, after.clamav) == (True, True, False)
+    assert after.summary.startswith("rspamd: spam scanning on, virus scanning DOWN, learning on. clamd does not answer")
+    assert result.antivirus_failed and not result.is_virus
