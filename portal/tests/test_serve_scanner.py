@@ -68,7 +68,9 @@ def migrated(tmp_path_factory):
 
 
 def test_make_run_starts_a_private_rspamd_and_says_scanning_is_on(migrated):
-    server, url = _serve(migrated, {})
+    from testkit.rspamd import HS_CACHE_DIR
+
+    server, url = _serve(migrated, {"RSPAMD_HS_CACHE_DIR": str(HS_CACHE_DIR)})
     try:
         output = _wait_for_line(migrated, server, "Scanning is on: rspamd answers")
         readyz = _readyz(url)

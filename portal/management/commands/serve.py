@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -38,8 +39,10 @@ class Command(BaseCommand):
     def _scanners(self) -> EmbeddedScanners:
         if settings.RSPAMD_URL:
             return EmbeddedScanners(environment={}, notes=[f"Scanner: rspamd at {settings.RSPAMD_URL} (RSPAMD_URL)"])
+        # RSPAMD_HS_CACHE_DIR: compiled Hyperscan databases shared between data directories (tests).
+        hs_cache = os.environ.get("RSPAMD_HS_CACHE_DIR")
         return start_embedded(settings.DATA_DIR, redis_url=settings.REDIS_URL,
-                              dns_nameservers=settings.DNS_NAMESERVERS)
+                              dns_nameservers=settings.DNS_NAMESERVERS, hs_cache_dir=Path(hs_cache) if hs_cache else None)
 
     def _report_when_ready(self, scanners: EmbeddedScanners) -> None:
         try:
