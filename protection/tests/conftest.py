@@ -1,9 +1,9 @@
 """A hosting partner (alice) with two clients, a mailbox each, and a message held for each."""
 import pytest
 
-from billing.services.mailboxes import partner_mailbox_open
 from mailcore.domains.services import domain_mark_verified
 from mailcore.partners.domains import domain_add_for_partner
+from mailcore.partners.mailboxes import partner_mailbox_create, slot_funding
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import client_create, hosting_partner_enable, slots_grant
 from protection.quarantine import quarantine_keep
@@ -29,8 +29,8 @@ def keep(mailbox, subject: str = "Big sale", **options):
 def client_mailbox(partner, client_name: str, domain_name: str, local_part: str):
     client = client_create(partner=partner, name=client_name)
     domain = domain_mark_verified(domain=domain_add_for_partner(partner=partner, name=domain_name, client=client))
-    return partner_mailbox_open(partner=partner, domain=domain, local_part=local_part, password="mailbox-pass-1",
-                                plan_id="pro")
+    return partner_mailbox_create(partner=partner, domain=domain, local_part=local_part, password="mailbox-pass-1",
+                                  plan_id="pro", fund=lambda: slot_funding(partner=partner))
 
 
 @pytest.fixture

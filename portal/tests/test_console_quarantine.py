@@ -5,7 +5,7 @@ from allauth.mfa.totp.internal.auth import TOTP, generate_totp_secret
 from mailcore.store.factory import store_for
 from portal.tests.test_operator_console import CONSOLE, HTML, sign_in, texts
 from protection.models import Quarantined
-from protection.tests.conftest import keep
+from protection.tests.conftest import acme, embedded, globex, keep, partner  # noqa: F401 (fixtures)
 from testkit.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
