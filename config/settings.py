@@ -398,6 +398,10 @@ DOVECOT_MAIL_DIR = env_str("DOVECOT_MAIL_DIR")
 FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY")
 if PRODUCTION and not FIELD_ENCRYPTION_KEY:
     raise ImproperlyConfigured("DJANGO_ENV=production needs FIELD_ENCRYPTION_KEY (a Fernet key)")
+# The quarantine (protection): a held message is kept QUARANTINE_DAYS days at most, and a mailbox's
+# waiting messages take QUARANTINE_MAX_MB at most (the oldest make room).
+QUARANTINE_DAYS = env_int("QUARANTINE_DAYS", 30)
+QUARANTINE_MAX_MB = env_int("QUARANTINE_MAX_MB", 200)
 # Host names published in customers' DNS records and used by outgoing mail.
 MAIL_HOST = env_str("MAIL_HOST", "mail.mailwell.test")
 RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")
