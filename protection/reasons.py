@@ -54,6 +54,7 @@ WORDS = {
     "GREYLIST": "",
 }
 MOST = 6
+FIRST = ("CLAM_VIRUS", "GTUBE")
 
 
 def reasons_for(symbols: Mapping[str, object], *, virus: str = "") -> list[str]:
@@ -62,8 +63,8 @@ def reasons_for(symbols: Mapping[str, object], *, virus: str = "") -> list[str]:
     scored = []
     for name, symbol in symbols.items():
         score = float(getattr(symbol, "score", symbol if isinstance(symbol, (int, float)) else 0.0))
-        if name == "CLAM_VIRUS" or score > 0:
-            scored.append((name == "CLAM_VIRUS", score, name, getattr(symbol, "description", "") or ""))
+        if score > 0 or (score == 0 and WORDS.get(name)):  # GTUBE and the virus are pre-results: no score of their own
+            scored.append((name in FIRST, score, name, getattr(symbol, "description", "") or ""))
     reasons: list[str] = []
     for _, _, name, description in sorted(scored, reverse=True):
         words = WORDS.get(name)

@@ -1,11 +1,12 @@
 """The screening of arriving mail (registered on mailcore.inbound.screening's hook): rspamd's verdict
 with the connection's facts, read against each recipient's thresholds and sender lists.
 
-In order, for each recipient: a virus is refused with its name; a greylisted sender is asked to
-retry (451); a blocked sender is refused; an allowed one (whose DMARC did not fail) goes to the
-Inbox; a DMARC failure of a domain publishing p=reject is refused (550, with the reason), of one
-publishing p=quarantine goes to Junk at least; then the score: refused, held in the quarantine, Junk
-or the Inbox. Every copy carries one Authentication-Results of ours; headers of ours that came
+In order, for each recipient: a virus is refused with its name; a blocked sender is refused; a
+DMARC failure of a domain publishing p=reject is refused (550, with the reason); an allowed sender
+(whose DMARC did not fail) goes to the Inbox; a score at the refusal threshold is refused; a
+greylisted sender is asked to retry (451, once, when the domain greylists); then a DMARC failure of
+a domain publishing p=quarantine goes to Junk at least, and the score decides: held in the
+quarantine, Junk or the Inbox. Every copy carries one Authentication-Results of ours; headers of ours that came
 from outside are removed first. When rspamd (or clamd behind it) cannot be reached the sender is
 asked to retry, until SCANNING_UNSCANNED_AFTER_SECONDS of outage (docs/decisions.md).
 """
@@ -89,8 +90,6 @@ def _verdict(mailbox: Mailbox, scan: rspamd.Scan, screened: bytes, arriving: Arr
     if scan.is_virus:
         return Verdict(Action.REFUSE, _virus_reply(scan.virus))
     thresholds = thresholds_for(mailbox)
-    if scan.greylisted and thresholds.greylist:
-        return Verdict(Action.DEFER, GREYLISTED)
     dmarc_passed = scan.dmarc != "fail"
     listed = None
     for sender in dict.fromkeys(filter(None, [_from_address(screened), arriving.envelope_from])):
@@ -99,15 +98,17 @@ def _verdict(mailbox: Mailbox, scan: rspamd.Scan, screened: bytes, arriving: Arr
             break
     if listed == "block":
         return Verdict(Action.REFUSE, BLOCKED)
-    if listed == "allow":
-        return Verdict(Action.INBOX, headers=_headers(scan, "inbox"))
     if scan.dmarc == "fail" and scan.dmarc_policy == "reject":
         return Verdict(Action.REFUSE, _dmarc_reply(from_domain or "the sender's domain"))
+    if listed == "allow":
+        return Verdict(Action.INBOX, headers=_headers(scan, "inbox"))
     action = _by_score(scan.score, thresholds)
-    if action == Action.INBOX and scan.dmarc == "fail" and scan.dmarc_policy == "quarantine":
-        action = Action.JUNK
     if action == Action.REFUSE:
         return Verdict(Action.REFUSE, _spam_reply(scan.score))
+    if scan.greylisted and thresholds.greylist:
+        return Verdict(Action.DEFER, GREYLISTED)
+    if action == Action.INBOX and scan.dmarc == "fail" and scan.dmarc_policy == "quarantine":
+        action = Action.JUNK
     reasons = reasons_for(scan.symbols, virus=scan.virus)
     if action == Action.HELD:
         quarantine_keep(mailbox=mailbox, raw=_with(screened, _headers(scan, "quarantine", reasons)),
