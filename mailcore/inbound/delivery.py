@@ -412,7 +412,8 @@ def _crossed_warning(before: int, after: int, *, limit: int) -> bool:
 
 def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now, *, size: int,
                    thread: str) -> dict:
-    """size_bytes is the stored copy's size (with its trace headers), the inbox listing's `size`."""
+    """size_bytes is the stored copy's size (with its trace headers), the inbox listing's `size`;
+    authentication is read from our Authentication-Results (None when the message carries none)."""
     return {
         "message_id": message_id,
         "mailbox": mailbox.address,
@@ -426,6 +427,7 @@ def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, n
         "preview": summary.preview,
         "has_attachments": summary.has_attachments,
         "size_bytes": size,
+        "authentication": summary.authentication,
     }
 
 
