@@ -14,6 +14,7 @@ from portal.partner import (
     mailboxes,
     partner_contacts,
     pricing,
+    protection,
     webhooks,
 )
 
@@ -37,6 +38,11 @@ urlpatterns = [
     path("portal/domains/<int:domain_id>/", domains.domain_detail, name="domain"),
     path("portal/domains/<int:domain_id>/check/", domains.domain_check, name="domain-check"),
     path("portal/domains/<int:domain_id>/delete/", domains.domain_remove, name="domain-delete"),
+    path("portal/domains/<int:domain_id>/protection/", protection.domain_protection, name="domain-protection"),
+    path("portal/domains/<int:domain_id>/protection/senders/", protection.domain_sender_add,
+         name="domain-sender-add"),
+    path("portal/domains/<int:domain_id>/protection/senders/<int:rule_id>/delete/", protection.domain_sender_delete,
+         name="domain-sender-delete"),
     path("portal/clients/", clients.clients, name="clients"),
     path("portal/clients/<int:client_id>/", clients.client_detail, name="client"),
     path("portal/clients/<int:client_id>/rename/", clients.client_rename, name="client-rename"),
