@@ -1,11 +1,11 @@
 """Who really sent a stored message, as its owner reads it: the SPF, DKIM, DMARC and ARC results of
-our Authentication-Results header (mailcore.inbound.authresults reads it) and, when they say the
+our Authentication-Results header (mailcore.store.authresults reads it) and, when they say the
 sender is not who the From line claims, one warning in plain words."""
 from collections.abc import Iterable
 from dataclasses import dataclass
 from email.utils import getaddresses
 
-from mailcore.inbound.authresults import HEADER, AuthenticationResults, ours
+from mailcore.store.authresults import HEADER, AuthenticationResults, ours
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import nh3
 
-from mailcore.inbound.authresults import HEADER, authentication_summary
+from mailcore.store.authresults import HEADER, authentication_summary
 from mailcore.store.reading import addresses, header, is_attachment, leaves, message_ids, parse, part_text
 
 PREVIEW_CHARS = 200

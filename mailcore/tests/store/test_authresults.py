@@ -3,7 +3,7 @@ methods not reported read "none", comments and properties are kept, malformed he
 import pytest
 from django.conf import settings
 
-from mailcore.inbound.authresults import authentication_summary, ours, parse
+from mailcore.store.authresults import authentication_summary, ours, parse
 from mailcore.inbound.parsing import read_or_empty, summarise
 
 OURS = settings.MAIL_HOST

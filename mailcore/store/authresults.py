@@ -1,6 +1,7 @@
 """Reading our own Authentication-Results header (RFC 8601) back from a stored message: the results
 of SPF, DKIM, DMARC and ARC that protection wrote when the message arrived. The kernel reads it for
-email.received; protection.authentication builds the owner's warning on the same reading.
+email.received and the inbox (the agent tools' summaries); protection.authentication builds the
+owner's warning on the same reading.
 
 Only a header whose authserv-id is ours (settings.MAIL_HOST) counts: one from outside with our id
 was removed on arrival, and one with another id says what another server claims, not what we found.
