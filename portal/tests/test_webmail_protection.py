@@ -121,3 +121,9 @@ def test_another_mailboxs_sender_is_404_and_stays(signed_in, charlie):
 
 def test_the_settings_menu_lists_spam_and_senders(signed_in, owner):
     assert "Spam and senders" in text(signed_in.get("/webmail/settings/"))
+
+
+def test_the_conversation_view_warns_on_the_spoofed_message_too(signed_in, owner):
+    uid = stored(owner, SPOOFED)
+    page = text(signed_in.get(f"/webmail/conversations/INBOX/{uid}/"))
+    assert "This message claims to be from paypal.com but was not sent by paypal.com's servers." in page
