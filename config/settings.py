@@ -398,6 +398,10 @@ DOVECOT_MAIL_DIR = env_str("DOVECOT_MAIL_DIR")
 FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY")
 if PRODUCTION and not FIELD_ENCRYPTION_KEY:
     raise ImproperlyConfigured("DJANGO_ENV=production needs FIELD_ENCRYPTION_KEY (a Fernet key)")
+# The quarantine (protection): a held message is kept QUARANTINE_DAYS days at most, and a mailbox's
+# waiting messages take QUARANTINE_MAX_MB at most (the oldest make room).
+QUARANTINE_DAYS = env_int("QUARANTINE_DAYS", 30)
+QUARANTINE_MAX_MB = env_int("QUARANTINE_MAX_MB", 200)
 # Host names published in customers' DNS records and used by outgoing mail.
 MAIL_HOST = env_str("MAIL_HOST", "mail.mailwell.test")
 RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")
@@ -432,6 +436,24 @@ GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")
 # empty means the system's resolver. Tests point it at a DNS server they run on loopback.
 DNS_NAMESERVERS = env_list("DNS_NAMESERVERS")
 DNS_TIMEOUT_SECONDS = env_int("DNS_TIMEOUT_SECONDS", 5)
+
+# Inbound protection: rspamd's normal worker (checks) and controller (learning, counts), the
+# controller's password, and rspamd's own Redis (per-mailbox Bayes counts). Empty RSPAMD_URL means
+# scanning is off, said so on /readyz, the console and `manage.py serve` (docs/protection.md).
+RSPAMD_URL = env_str("RSPAMD_URL").strip().rstrip("/")
+RSPAMD_CONTROLLER_URL = env_str("RSPAMD_CONTROLLER_URL").strip().rstrip("/")
+RSPAMD_PASSWORD = env_str("RSPAMD_PASSWORD")
+RSPAMD_REDIS_URL = env_str("RSPAMD_REDIS_URL")
+RSPAMD_TIMEOUT_SECONDS = env_int("RSPAMD_TIMEOUT_SECONDS", 20)
+if PRODUCTION and RSPAMD_CONTROLLER_URL and not RSPAMD_PASSWORD:
+    raise ImproperlyConfigured("RSPAMD_CONTROLLER_URL needs RSPAMD_PASSWORD (the controller's password)")
+# While rspamd (or clamd behind it) cannot be reached the listener answers 451; once it has been
+# unreachable this long, mail is accepted unscanned, marked so (X-Spam-Action: unscanned) and with
+# no owner automation run. 0: never accept unscanned mail (docs/decisions.md).
+SCANNING_UNSCANNED_AFTER_SECONDS = env_int("SCANNING_UNSCANNED_AFTER_SECONDS", 3600)
+# Peers whose XFORWARD (the internet client's address and HELO, from Postfix's before-queue proxy on
+# port 25) the listener believes; anyone else is judged by its own address.
+INBOUND_XFORWARD_FROM = env_list("INBOUND_XFORWARD_FROM", ["127.0.0.0/8", "::1/128"])
 
 # Request bodies up to 50 MB: a send with the largest plan's 35 MB of attachments, base64-encoded.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 50 * 1024 * 1024)

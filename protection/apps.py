@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from mailcore.sweep import Job
+
 
 class ProtectionConfig(AppConfig):
     """Inbound and outbound protection on rspamd: verdicts, sender authentication, Junk that learns,
@@ -7,6 +9,9 @@ class ProtectionConfig(AppConfig):
 
     name = "protection"
     verbose_name = "Protection"
+    jobs = (
+        Job("quarantine-retention", "protection.quarantine:quarantine_retention", 3600),
+    )
 
     def ready(self) -> None:
         from mailcore.inbound.screening import screening

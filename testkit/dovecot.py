@@ -195,6 +195,7 @@ service dict {{
 submission_host = 127.0.0.1:{submission_port}
 plugin {{
   imapsieve_mailbox1_before = file:{CONFIG_DIR / "sent-once.sieve"};bindir=~/.sieve-bin
+  sieve_before = file:{CONFIG_DIR / "junk-verdict.sieve"};bindir=~/.sieve-before-bin
 }}
 """
 

@@ -9,6 +9,8 @@ EVENTS = {
     "email.bounced": "a sent email hard-bounces",
     "email.spam_reported": "a recipient marks it as spam",
     "email.forwarded": "a forwarding rule delivers an email to another address",
+    "email.quarantined": "an arriving email is held in quarantine instead of delivered",
+    "email.released": "a quarantined email is released and delivered to the Inbox",
     "mailbox.created": "a mailbox is provisioned",
     "mailbox.deleted": "a mailbox is deleted",
     "mailbox.quota_reached": "storage exceeds 90% of the mailbox quota",

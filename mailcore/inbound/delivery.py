@@ -4,6 +4,11 @@ store call for all of them), emit events (one transaction for all of them).
 Nothing here is acknowledged before it is safe: forwards are handed to the relay first, then the
 copy is stored, then the events are written; any temporary failure answers 4xx so the sender
 retries (at worst a forward target gets a duplicate, never a lost message).
+
+Mail from outside is screened first (mailcore.inbound.screening): each recipient's verdict says
+whether its copy goes to the Inbox (forwards and the owner's rules run), to Junk (stored with the
+verdict header Dovecot's sieve_before and the embedded store file by; no forward, no rule), or is
+answered without a copy (held by the screener, refused, deferred).
 """
 import logging
 from dataclasses import dataclass
@@ -16,6 +21,7 @@ from django.utils import timezone
 from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.parsing import InboundSummary, fallback_message_id, read_or_empty, summarise
 from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, ReturnPathPlan, resolve
+from mailcore.inbound.screening import INBOX, SCREENING_UNAVAILABLE, Action, Arriving, Screening, Verdict, screening
 from mailcore.inbound.threads import is_reply, thread_assign
 from mailcore.inbound.usage import WARNING_PERCENT, usage_after
 from mailcore.mailboxes.models import Mailbox
@@ -112,11 +118,14 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *,
 
 
 def deliver_each(raw: bytes, envelope_from: str,
-                 plans: list[tuple[str, DeliveryPlan | ReturnPathPlan | Rejection | None]]) -> list[DeliveryResult]:
-    """Each recipient's result, in order. The message is read once, its copies are stored with one
-    store call (one LMTP transaction with Dovecot) and its events written in one transaction;
-    forwards and owner rules stay per recipient, and a recipient whose delivery fails answers 451 alone."""
-    message = _Message(raw, envelope_from)
+                 plans: list[tuple[str, DeliveryPlan | ReturnPathPlan | Rejection | None]],
+                 *, arriving: Arriving | None = None) -> list[DeliveryResult]:
+    """Each recipient's result, in order. The message is read once, each distinct copy is stored with
+    one store call (one LMTP transaction with Dovecot) and its events written in one transaction;
+    forwards and owner rules stay per recipient, and a recipient whose delivery fails answers 451 alone.
+    With `arriving` (mail from outside) the message is screened first."""
+    screened = _screened(raw, arriving, plans) if arriving is not None else None
+    message = _Message(raw, envelope_from, screened)
     begun = [_guarded(recipient, _begin, message, recipient, plan) for recipient, plan in plans]
     pending = [step for step in begun if isinstance(step, _Pending)]
     try:
@@ -128,12 +137,26 @@ def deliver_each(raw: bytes, envelope_from: str,
     return _announced(message, settled)
 
 
+def _screened(raw: bytes, arriving: Arriving, plans: list[tuple[str, object]]) -> Screening | Exception | None:
+    """The screener's answer for the hosted recipients, or the exception it raised (each of them
+    is then answered 451: the sender retries, nothing is lost)."""
+    mailboxes = {recipient: plan.mailbox for recipient, plan in plans if isinstance(plan, DeliveryPlan)}
+    if not mailboxes:
+        return None
+    try:
+        return screening.answer(None, raw=raw, arriving=arriving, mailboxes=mailboxes)
+    except Exception as error:
+        log.exception("screening of mail for %s failed", list(mailboxes))
+        return error
+
+
 class _Message:
     """An arriving message on its way to its recipients, read once when a hosted recipient needs it."""
 
-    def __init__(self, raw: bytes, envelope_from: str):
+    def __init__(self, raw: bytes, envelope_from: str, screened: Screening | Exception | None = None):
         self.raw = raw
         self.envelope_from = envelope_from
+        self.screened = screened
 
     @cached_property
     def arrived(self) -> Arrival:
@@ -141,8 +164,20 @@ class _Message:
 
     @cached_property
     def copy(self) -> bytes:
-        """What a mailbox keeps: the message, with a Message-ID when it had none."""
+        """What a mailbox keeps when the message was not screened: it, with a Message-ID when it had none."""
         return with_headers(self.raw, self.arrived.added)
+
+    def verdict(self, recipient: str) -> Verdict:
+        if isinstance(self.screened, Exception):
+            return Verdict(Action.DEFER, SCREENING_UNAVAILABLE)
+        return self.screened.verdict(recipient) if self.screened is not None else INBOX
+
+    def copy_for(self, verdict: Verdict) -> bytes:
+        """The copy a verdict stores: the screened message (our headers in, forged ones out) with
+        the verdict's headers and a Message-ID when it had none."""
+        if not isinstance(self.screened, Screening):
+            return self.copy
+        return with_headers(self.screened.raw, [*verdict.headers, *self.arrived.added])
 
 
 @dataclass(frozen=True)
@@ -152,6 +187,8 @@ class _Pending:
     recipient: str
     plan: DeliveryPlan
     forwarded: tuple[str, ...]
+    verdict: Verdict = INBOX
+    copy: bytes = b""  # what its mailbox keeps
 
     @property
     def keeps_copy(self) -> bool:
@@ -186,22 +223,41 @@ def _begin(message: _Message, recipient: str, plan: DeliveryPlan | ReturnPathPla
     if isinstance(plan, ReturnPathPlan):
         return _return_path(message.raw, recipient, plan)
     address = plan.mailbox.address
+    verdict = message.verdict(recipient)
+    if verdict.action in (Action.HELD, Action.REFUSE, Action.DEFER):
+        log.info("%s for %s not stored: %s (%s)", message.arrived.message_id, recipient, verdict.action,
+                 verdict.reply)
+        return DeliveryResult(recipient, verdict.reply, address)
     if address.lower() in message.arrived.trace:
         return DeliveryResult(recipient, FORWARDING_LOOP.reply, address)
-    forwarded = _forward(plan, with_headers(message.raw, [("Delivered-To", address), *message.arrived.added]))
+    copy = message.copy_for(verdict)
+    if not _automations_run(verdict):  # Junk, or unscanned: never forwarded (point 8 of issue 33)
+        return _Pending(recipient, plan, (), verdict, copy)
+    forwarded = _forward(plan, with_headers(copy, [("Delivered-To", address)]))
     if isinstance(forwarded, Rejection):
         return DeliveryResult(recipient, forwarded.reply, address)
-    return _Pending(recipient, plan, forwarded)
+    return _Pending(recipient, plan, forwarded, verdict, copy)
+
+
+def _automations_run(verdict: Verdict) -> bool:
+    """Forwards, vacation replies and filters only for mail the screener let into the Inbox."""
+    return verdict.action == Action.INBOX and verdict.automations
 
 
 def _store_copies(message: _Message, pending: list[_Pending]) -> list[Delivered | Exception | None]:
-    """Each pending recipient's stored copy (None when it keeps none): one store call for the
-    message, or one per repeat when several recipients lead to the same mailbox."""
+    """Each pending recipient's stored copy (None when it keeps none): one store call for each
+    distinct copy (an Inbox copy and a Junk copy differ by their verdict headers), or one per repeat
+    when several recipients lead to the same mailbox."""
     outcomes: dict[int, Delivered | Exception] = {}
-    for batch in _distinct_mailboxes([(index, step) for index, step in enumerate(pending) if step.keeps_copy]):
-        stores = {step.plan.mailbox.address: store_for(step.plan.mailbox) for _, step in batch}
-        delivered = deliver_many(stores, message.copy, envelope_from=message.envelope_from)
-        outcomes.update((index, delivered[step.plan.mailbox.address]) for index, step in batch)
+    copies: dict[bytes, list[tuple[int, _Pending]]] = {}
+    for index, step in enumerate(pending):
+        if step.keeps_copy:
+            copies.setdefault(step.copy or message.copy, []).append((index, step))
+    for copy, steps in copies.items():
+        for batch in _distinct_mailboxes(steps):
+            stores = {step.plan.mailbox.address: store_for(step.plan.mailbox) for _, step in batch}
+            delivered = deliver_many(stores, copy, envelope_from=message.envelope_from)
+            outcomes.update((index, delivered[step.plan.mailbox.address]) for index, step in batch)
     return [outcomes.get(index) for index in range(len(pending))]
 
 
@@ -228,8 +284,8 @@ def _settle(message: _Message, step: _Pending, copy: Delivered | Exception | Non
         log.warning("%s forwarded but no copy kept in %s: %s", message.arrived.message_id, mailbox.address,
                     stored.reply)
         stored = None
-    if stored and stored.uid is not None and filters_run_here(mailbox):
-        _owner_rules(mailbox, message.copy, message.envelope_from, stored.uid)
+    if stored and stored.uid is not None and filters_run_here(mailbox) and _automations_run(step.verdict):
+        _owner_rules(mailbox, step.copy or message.copy, message.envelope_from, stored.uid)
     arrived = message.arrived
     return _Settled(recipient, mailbox, stored, forwarded,
                     _feedback(mailbox, message.raw, arrived.content_type, arrived.trace))

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from mailcore.hooks import Hook
-
-VERDICT_HEADER = "X-Mailwell-Verdict"  # "junk" on a copy for Junk; Dovecot's sieve_before files it there
+from mailcore.store.base import VERDICT_HEADER  # noqa: F401 ("junk" on a copy for Junk; Dovecot's sieve_before files it there)
 SCREENING_UNAVAILABLE = "451 4.7.1 Message could not be scanned, try again later"
+JUNK_FOLDER = "Junk"
 
 
 class Action(StrEnum):
@@ -42,6 +42,7 @@ class Verdict:
     action: Action
     reply: str = ""  # the SMTP reply for HELD, REFUSE and DEFER
     headers: tuple[tuple[str, str], ...] = ()  # prepended to the stored copy (after the screened raw's own)
+    automations: bool = True  # False: an Inbox copy the owner's forwards, vacation and filters skip (unscanned mail)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,12 @@ testing: one recipient per transaction, so the one reply after DATA is exact).
 
 RCPT is answered from the recipient's delivery plan, which DATA then uses (each recipient is
 resolved once); DATA is answered only after delivery.
+Mail spoken in SMTP (the internet's, through Postfix's port-25 before-queue proxy, or sent
+directly) is screened before it is stored (mailcore.inbound.screening) with the connection's facts:
+the client's address and HELO, as a trusted Postfix tells them with XFORWARD (INBOUND_XFORWARD_FROM)
+or as this connection shows them; a refusal or deferral is the SMTP reply, so the sender hears it in
+its own session (no bounce). LMTP is Postfix's after-queue hand-off of mail it took from the app's
+relay and owners' submissions (scored as outbound mail): it is delivered unscreened.
 Delivery uses the Django ORM and blocking clients, so it runs in worker threads that keep their
 connections; each message is read once and stored with one LMTP transaction, whatever the number
 of its recipients. Several processes can serve one port (mailcore.inbound.processes): each runs a
@@ -18,6 +24,8 @@ from aiosmtpd.smtp import SMTP, Envelope, Session, syntax
 from django.conf import settings
 
 from mailcore.inbound.delivery import STORE_UNAVAILABLE, deliver_each
+from mailcore.inbound.screening import Arriving
+from mailcore.ipnets import ip_in_list
 from mailcore.store.lmtp import lmtp_close, parse_hostport
 from mailcore.inbound.recipients import DeliveryPlan, Rejection, resolve
 from mailcore.ormthreads import OrmThreads
@@ -27,6 +35,8 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE_BYTES = 35 * 1024 * 1024  # the largest plan's attachment cap, advertised as SIZE
 ONE_RECIPIENT_PER_SMTP_TRANSACTION = "452 4.5.3 One recipient per transaction here, send the others separately"
 DELIVERY_THREADS = 8
+XFORWARD_ATTRIBUTES = ("NAME", "ADDR", "PROTO", "HELO", "SOURCE")
+XFORWARD_REFUSED = "550 5.7.0 XFORWARD is not permitted from this address"
 HAND_OVER = b"c"  # the byte each connection handed over by the listener's parent (processes.py) travels with
 
 
@@ -46,8 +56,34 @@ _PLAIN_PATH = re.compile(r"<((?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+\.)*[A-Za-z0-9!#$
                          r"@(?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+)>(.*)", re.DOTALL)
 
 
+def _peer_ip(session: Session) -> str | None:
+    peer = session.peer
+    return peer[0] if isinstance(peer, tuple) and peer else None
+
+
+def xforward_trusted(session: Session) -> bool:
+    """Whether this connection is a Postfix whose XFORWARD we believe."""
+    address = _peer_ip(session)
+    return address is not None and ip_in_list(address, settings.INBOUND_XFORWARD_FROM)
+
+
+def _xforward(envelope: Envelope) -> dict[str, str]:
+    """What a trusted Postfix told of the client for this transaction (reset with the envelope)."""
+    if not hasattr(envelope, "xforward"):
+        envelope.xforward = {}
+    return envelope.xforward
+
+
+def arriving(session: Session, envelope: Envelope, envelope_from: str) -> Arriving:
+    """The connection's facts for the screener: XFORWARD's when a trusted Postfix gave them."""
+    told = _xforward(envelope)
+    return Arriving(client_ip=told.get("ADDR") or _peer_ip(session), helo=told.get("HELO") or session.host_name,
+                    envelope_from=envelope_from, recipients=tuple(envelope.rcpt_tos))
+
+
 class InboundProtocol(SMTP):
-    """aiosmtpd's SMTP, plus LHLO switching the session to LMTP's per-recipient replies."""
+    """aiosmtpd's SMTP, plus LHLO switching the session to LMTP's per-recipient replies and Postfix's
+    XFORWARD (the internet client's facts, from a trusted proxy)."""
 
     speaks_lmtp = False
     on_session_end = None  # called when the connection closes (a process serving handed sessions counts them)
@@ -78,6 +114,30 @@ class InboundProtocol(SMTP):
         self.speaks_lmtp = False
         await super().smtp_EHLO(arg)
 
+    async def smtp_XFORWARD(self, arg: str) -> None:
+        """Postfix's XFORWARD (www.postfix.org/XFORWARD_README.html): NAME, ADDR, PROTO, HELO and
+        SOURCE of the client it is proxying, before MAIL; believed only from INBOUND_XFORWARD_FROM."""
+        if not xforward_trusted(self.session):
+            await self.push(XFORWARD_REFUSED)
+            return
+        if self.envelope.mail_from is not None:
+            await self.push("503 5.5.1 Error: XFORWARD comes before MAIL")
+            return
+        told = {}
+        for item in (arg or "").split():
+            name, equals, value = item.partition("=")
+            if not equals or name.upper() not in XFORWARD_ATTRIBUTES:
+                await self.push("501 5.5.4 Syntax: XFORWARD attribute=value...")
+                return
+            told[name.upper()] = value
+        for name, value in told.items():
+            if value.upper() in ("[UNAVAILABLE]", "[TEMPUNAVAIL]"):
+                continue
+            if name == "ADDR" and value.upper().startswith("IPV6:"):
+                value = value[5:]
+            _xforward(self.envelope)[name] = value
+        await self.push("250 2.0.0 Ok")
+
     async def smtp_HELO(self, arg: str) -> None:
         self.speaks_lmtp = False
         await super().smtp_HELO(arg)
@@ -87,6 +147,14 @@ class InboundHandler:
     def __init__(self):
         # Each thread keeps its LMTP session with Dovecot too, closed with its database connection.
         self.threads = OrmThreads(DELIVERY_THREADS, "inbound", on_close=lmtp_close)
+
+    async def handle_EHLO(self, server: InboundProtocol, session: Session, envelope: Envelope, hostname: str,
+                          responses: list[str]) -> list[str]:
+        """Offers XFORWARD to a trusted Postfix (its before-queue proxy sends the client's facts)."""
+        session.host_name = hostname
+        if xforward_trusted(session):
+            responses.insert(-1, "250-XFORWARD " + " ".join(XFORWARD_ATTRIBUTES))
+        return responses
 
     async def handle_RCPT(self, server: InboundProtocol, session: Session, envelope: Envelope,
                           address: str, rcpt_options: list[str]) -> str:
@@ -108,9 +176,11 @@ class InboundHandler:
     async def handle_DATA(self, server: InboundProtocol, session: Session, envelope: Envelope) -> str:
         envelope_from = "" if envelope.mail_from in (None, "<>") else envelope.mail_from  # <> is a bounce
         plans = _plans(envelope)
+        facts = None if server.speaks_lmtp else arriving(session, envelope, envelope_from)
         try:
             replies = await self.threads.run(_deliver_to_each, envelope.original_content, envelope_from,
-                                             [(recipient, plans.get(recipient)) for recipient in envelope.rcpt_tos])
+                                             [(recipient, plans.get(recipient)) for recipient in envelope.rcpt_tos],
+                                             facts)
         except Exception:
             log.exception("delivery to %s failed", envelope.rcpt_tos)
             replies = [STORE_UNAVAILABLE.reply] * len(envelope.rcpt_tos)
@@ -118,9 +188,10 @@ class InboundHandler:
         return "\r\n".join(replies) if server.speaks_lmtp else replies[0]
 
 
-def _deliver_to_each(raw: bytes, envelope_from: str, plans: list[tuple[str, DeliveryPlan | None]]) -> list[str]:
+def _deliver_to_each(raw: bytes, envelope_from: str, plans: list[tuple[str, DeliveryPlan | None]],
+                     facts: Arriving | None) -> list[str]:
     """Each recipient's reply line."""
-    return [_one_line(result.reply) for result in deliver_each(raw, envelope_from, plans)]
+    return [_one_line(result.reply) for result in deliver_each(raw, envelope_from, plans, arriving=facts)]
 
 
 class InboundController(Controller):

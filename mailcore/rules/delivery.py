@@ -28,7 +28,7 @@ from mailcore.store.factory import store_for
 from mailcore.store.reading import message_ids, read
 from mailcore.rules.filters import mail_filter_list, mailbox_addresses
 from mailcore.rules.models import MailFilter, VacationAnswer, VacationReply
-from mailcore.rules.sieve import FLAGGED, HEADERS, SEEN
+from mailcore.rules.sieve import FLAGGED, HEADERS, NOREPLY_PREFIXES, SEEN
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +179,14 @@ def _in_dates(vacation: VacationReply, today) -> bool:
 def _system_address(address: str) -> bool:
     local_part = address.rpartition("@")[0].lower()
     return local_part in ("mailer-daemon", "listserv", "majordomo") or "-request" in local_part \
-        or local_part.startswith("owner-")
+        or local_part.startswith("owner-") or noreply_address(address)
+
+
+def noreply_address(address: str) -> bool:
+    """noreply@, no-reply@, donotreply@, do-not-reply@ (and their +tags or suffixes): nobody reads
+    an answer there, so a vacation reply would only feed a robot (or a spammer's list)."""
+    local_part = address.rpartition("@")[0].lower()
+    return local_part.startswith(NOREPLY_PREFIXES)
 
 
 def _automatic(headers: _Headers) -> bool:
@@ -229,6 +236,8 @@ def vacation_reply_for(*, mailbox: Mailbox, raw: bytes, envelope_from: str) -> V
                                      answered_at__gt=now - timedelta(days=vacation.days)).exists():
         return None
     headers = _Headers(raw)
+    if any(noreply_address(address) for name in SENDER_HEADERS for _, address in headers.addresses(name)):
+        return None
     reply_from = None if _automatic(headers) else _reply_from(headers, mine)
     if reply_from is None:
         return None

@@ -17,6 +17,9 @@ FLAGGED = "\\Flagged"
 # Dates of the vacation reply are days in UTC (the platform's TIME_ZONE), in Sieve and in the embedded store.
 ZONE = "+0000"
 # The header tests of each filter field: `contains` looks at the whole header (names too), `is` at addresses.
+# Senders a vacation reply never answers (besides those Pigeonhole already skips): noreply@,
+# no-reply@, donotreply@... as the envelope sender or in From/Sender, matched as local-part prefixes.
+NOREPLY_PREFIXES = ("noreply", "no-reply", "no_reply", "donotreply", "do-not-reply", "do_not_reply")
 HEADERS = {MailFilter.Field.FROM: ["from"], MailFilter.Field.TO: ["to", "cc"], MailFilter.Field.SUBJECT: ["subject"]}
 
 
@@ -67,7 +70,7 @@ def _extensions(filters: Sequence[MailFilter], vacation: VacationReply | None) -
     if actions & {MailFilter.Action.MARK_READ, MailFilter.Action.STAR, MailFilter.Action.LABEL}:
         needed.add("imap4flags")
     if vacation is not None:
-        needed.add("vacation")
+        needed |= {"vacation", "envelope"}
         if vacation.starts_on or vacation.ends_on:
             needed |= {"date", "relational"}
     return sorted(needed)
@@ -83,11 +86,12 @@ def _vacation(vacation: VacationReply, addresses: Sequence[str]) -> str:
         tags.append(f":subject {quoted(vacation.subject.strip())}")
     tags.append(f":addresses {string_list(addresses)}")
     command = f"vacation {' '.join(tags)} {quoted(vacation.body, multiline=True)};"
+    patterns = string_list(f"{prefix}*" for prefix in NOREPLY_PREFIXES)
     tests = ([_day_test("ge", vacation.starts_on)] if vacation.starts_on else []) + \
-            ([_day_test("le", vacation.ends_on)] if vacation.ends_on else [])
-    if not tests:
-        return f"# Vacation reply\r\n{command}\r\n"
-    condition = tests[0] if len(tests) == 1 else f"allof({', '.join(tests)})"
+            ([_day_test("le", vacation.ends_on)] if vacation.ends_on else []) + \
+            [f'not envelope :localpart :matches "from" {patterns}',
+             f'not address :localpart :matches ["from", "sender"] {patterns}']
+    condition = f"allof({', '.join(tests)})"
     return f"# Vacation reply\r\nif {condition} {{\r\n  {command}\r\n}}\r\n"
 
 

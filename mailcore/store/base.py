@@ -95,6 +95,18 @@ def with_headers(raw: bytes, headers: list[tuple[str, str]]) -> bytes:
     return b"".join(lines) + raw
 
 
+# The screener's mark on a copy for Junk (mailcore.inbound.screening): Dovecot's sieve_before script
+# (docker/dovecot/junk-verdict.sieve) and the embedded store's delivery file such a copy in Junk.
+VERDICT_HEADER = "X-Mailwell-Verdict"
+_VERDICT_JUNK = re.compile(rb"(?im)^x-mailwell-verdict:[ \t]*junk[ \t]*\r?$")
+
+
+def delivery_folder(raw: bytes) -> str:
+    """Where an arriving copy goes: Junk when the screener marked it so, else the Inbox."""
+    end = min((index for index in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if index >= 0), default=len(raw))
+    return "Junk" if _VERDICT_JUNK.search(raw[:end]) else "INBOX"
+
+
 def trace_headers(recipient: str, envelope_from: str) -> list[tuple[str, str]]:
     """What a delivered copy starts with (Dovecot's LMTP adds the same two itself)."""
     return [("Return-Path", f"<{envelope_from}>"), ("Delivered-To", recipient)]

@@ -30,6 +30,7 @@ from mailcore.store.base import (
     QuotaExceeded,
     StoredMessage,
     StoreError,
+    delivery_folder,
     trace_headers,
     validate_folder,
     validate_keyword,
@@ -269,8 +270,9 @@ class EmbeddedStore:
         self._row(folder, uid).delete()
 
     def deliver(self, raw: bytes, *, recipient: str, envelope_from: str) -> Delivered:
+        """Into the Inbox, or into Junk for a copy the screener marked (as Dovecot's sieve_before does)."""
         message = with_headers(raw, trace_headers(recipient, envelope_from))
-        return Delivered(self.append("INBOX", message), len(message))
+        return Delivered(self.append(delivery_folder(raw), message), len(message))
 
     def append(self, folder: str, raw: bytes, *, flags=(), date: datetime | None = None) -> int:
         return self.append_many(folder, [raw], flags=flags, date=date)[0]

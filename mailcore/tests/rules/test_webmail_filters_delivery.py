@@ -214,6 +214,18 @@ def test_another_sender_gets_their_own_reply_and_an_empty_subject_quotes_theirs(
         ([setup.bea], "Auto: First"), ([other], "Auto: Hi from Carl")]
 
 
+def test_a_vacation_reply_never_answers_noreply_style_senders(setup):
+    _vacation(setup)
+    robots = [f"{local}-{setup.mailbox.pk}@shop.test" for local in ("noreply", "no-reply", "donotreply")]
+
+    for robot in robots:
+        setup.deliver(f"Order from {robot}", sender=f"Shop <{robot}>", envelope_from=robot)
+    setup.deliver("Signed by a robot", sender=f"Shop <noreply-{setup.mailbox.pk}@shop.test>")
+
+    assert setup.replies() == []
+    assert len(setup.subjects("INBOX")) == 4
+
+
 def test_a_vacation_reply_that_is_off_does_not_answer(setup):
     _vacation(setup)
     _vacation(setup, enabled=False)

@@ -19,6 +19,7 @@ from mailcore.rules.sieve import quoted, render
 from testkit.dovecot import CONFIG_DIR
 
 ADDRESSES = ["ann@example.test", "sales@example.test"]
+NOREPLY = ('["noreply*", "no-reply*", "no_reply*", "donotreply*", "do-not-reply*", "do_not_reply*"]')
 HOSTILE = [
     'say "hi"',
     "back\\slash",
@@ -165,11 +166,13 @@ def test_filters_and_vacation_render_to_one_script_in_order_requiring_only_what_
 
     assert script == (
         "# Mailwell: made from this mailbox's filter and vacation settings. Changes made here are replaced.\r\n"
-        'require ["date", "fileinto", "imap4flags", "relational", "vacation"];\r\n'
+        'require ["date", "envelope", "fileinto", "imap4flags", "relational", "vacation"];\r\n'
         "\r\n"
         "# Vacation reply\r\n"
         'if allof(currentdate :zone "+0000" :value "ge" "date" "2026-12-20", '
-        'currentdate :zone "+0000" :value "le" "date" "2027-01-04") {\r\n'
+        'currentdate :zone "+0000" :value "le" "date" "2027-01-04", '
+        f'not envelope :localpart :matches "from" {NOREPLY}, '
+        f'not address :localpart :matches ["from", "sender"] {NOREPLY}) {{\r\n'
         '  vacation :days 5 :subject "Away until Monday" :addresses ["ann@example.test", "sales@example.test"] '
         '"Hello,\r\nI am away.\r\n";\r\n'
         "}\r\n"
@@ -186,19 +189,38 @@ def test_filters_and_vacation_render_to_one_script_in_order_requiring_only_what_
     )
 
 
-def test_a_vacation_reply_without_dates_or_subject_is_a_bare_vacation_command():
+def test_a_vacation_reply_without_dates_or_subject_only_skips_noreply_senders():
     script = render(filters=[], vacation=VacationReply(enabled=True, body="Away.", days=7), addresses=ADDRESSES[:1])
 
-    assert script.endswith('require ["vacation"];\r\n\r\n# Vacation reply\r\n'
-                           'vacation :days 7 :addresses ["ann@example.test"] "Away.";\r\n')
+    assert script.endswith('require ["envelope", "vacation"];\r\n\r\n# Vacation reply\r\n'
+                           f'if allof(not envelope :localpart :matches "from" {NOREPLY}, '
+                           f'not address :localpart :matches ["from", "sender"] {NOREPLY}) {{\r\n'
+                           '  vacation :days 7 :addresses ["ann@example.test"] "Away.";\r\n}\r\n')
 
 
 def test_a_vacation_reply_with_only_a_first_day_tests_only_that(pigeonhole):
     vacation = VacationReply(enabled=True, body="Away.", days=7, starts_on=date(2026, 1, 2))
     script = render(filters=[], vacation=vacation, addresses=ADDRESSES)
 
-    assert 'if currentdate :zone "+0000" :value "ge" "date" "2026-01-02" {' in script
+    assert 'if allof(currentdate :zone "+0000" :value "ge" "date" "2026-01-02", not envelope' in script
+    assert "2027" not in script
     assert compile_script(pigeonhole, script).returncode == 0
+
+
+@pytest.mark.parametrize("sender", ["noreply@shop.test", "No-Reply@shop.test", "donotreply@bank.test",
+                                    "do-not-reply+alerts@bank.test"])
+def test_pigeonhole_sends_no_vacation_reply_to_a_noreply_sender(pigeonhole, sender):
+    script = render(filters=[], vacation=VacationReply(enabled=True, body="Away.", days=7), addresses=ADDRESSES)
+
+    from_envelope = run_script(pigeonhole, script, _message("Your order"), envelope_from=sender)
+    from_header = run_script(pigeonhole, script, _message("Your order").replace(
+        b"From: ", f"From: Shop <{sender}>\r\nX-Was: ".encode(), 1))
+    answered = run_script(pigeonhole, script, _message("Your order"), envelope_from="bob@shop.test")
+
+    assert "send vacation message" not in from_envelope
+    assert "send vacation message" not in from_header
+    assert "send vacation message" in answered
+    assert "store message in folder: INBOX" in from_envelope
 
 
 # Pigeonhole compiles every script, and no typed value escapes its string

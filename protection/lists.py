@@ -1,0 +1,34 @@
+"""Allowed and blocked senders: the owner's (per mailbox) and the partner's (per client domain).
+
+The owner's rules are read first, then the domain's; within each, a rule for the address beats a
+rule for its domain, and a rule for a subdomain beats one for its parent. An allow rule never opens
+the door to a sender whose DMARC check failed (anyone can write someone else's From line)."""
+from mailcore.mailboxes.models import Mailbox
+from protection.models import SenderRule
+
+
+def _domains(domain: str) -> list[str]:
+    """example.co.uk, co.uk, uk: the domain and its parents, most specific first."""
+    labels = domain.split(".")
+    return [".".join(labels[index:]) for index in range(len(labels)) if labels[index:]]
+
+
+def sender_listed(mailbox: Mailbox, *, sender: str, dmarc_passed: bool) -> str | None:
+    """"allow", "block" or None for `sender` (an address). `dmarc_passed` is False when DMARC failed."""
+    sender = (sender or "").strip().strip("<>").lower()
+    if "@" not in sender:
+        return None
+    domains = _domains(sender.rpartition("@")[2])
+    rules = SenderRule.objects.filter(sender__in=[sender, *domains])
+    scoped = [list(rules.filter(mailbox=mailbox).values_list("sender", "kind"))]
+    if mailbox.domain_id:
+        scoped.append(list(rules.filter(domain_id=mailbox.domain_id).values_list("sender", "kind")))
+    for found in scoped:
+        kinds = dict((rule.lower(), kind) for rule, kind in found)
+        for candidate in [sender, *domains]:
+            kind = kinds.get(candidate)
+            if kind == SenderRule.Kind.BLOCK:
+                return "block"
+            if kind == SenderRule.Kind.ALLOW and dmarc_passed:
+                return "allow"
+    return None
