@@ -76,5 +76,5 @@ class SenderRuleForm(PortalForm):
         widget=forms.TextInput(attrs={"autocomplete": "off", "placeholder": "bob@example.com or example.com"}),
     )
     kind = forms.ChoiceField(label="Then", choices=[("allow", "Always let in (skip the spam check)"),
-                                                    ("block", "Always treat as spam")],
+                                                    ("block", "Always refuse (the sender is told, you never see it)")],
                              widget=forms.RadioSelect, initial="allow")

@@ -5,5 +5,5 @@ from protection.models import SenderRule
 def sender_lists(rules: list[SenderRule]) -> list[tuple[str, list[SenderRule], str]]:
     """(heading, rules, test id) for the allowed and the blocked senders, in that order."""
     return [("Always let in", [rule for rule in rules if rule.kind == SenderRule.Kind.ALLOW], "allowed-senders"),
-            ("Always treated as spam", [rule for rule in rules if rule.kind == SenderRule.Kind.BLOCK],
+            ("Always refused", [rule for rule in rules if rule.kind == SenderRule.Kind.BLOCK],
              "blocked-senders")]

@@ -44,7 +44,7 @@ class ProtectionSenderRuleListApi(APIView):
                    request=SenderRuleInput, responses={201: SenderRuleOutput},
                    summary="Allow or block a sender (an address, or a domain with its subdomains)",
                    description="Allowed senders skip the spam score, unless they fail DMARC (a forged From is "
-                   "never let in); blocked senders go to Junk. Adding a rule that exists answers it again; "
+                   "never let in); blocked senders' mail is refused at SMTP (the sender is told). Adding a rule that exists answers it again; "
                    "422 when the sender is invalid or already has the opposite rule.")
     def post(self, request):
         mailbox = _mailbox(request)

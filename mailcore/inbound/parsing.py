@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import nh3
 
-from mailcore.store.authresults import HEADER, authentication_summary
 from mailcore.store.reading import addresses, header, is_attachment, leaves, message_ids, parse, part_text
 
 PREVIEW_CHARS = 200
@@ -29,7 +28,6 @@ class InboundSummary:
     references: str
     preview: str
     has_attachments: bool
-    authentication: dict[str, str] | None = None  # our Authentication-Results: {spf, dkim, dmarc, arc}
 
 
 def _collapse(text: str) -> str:
@@ -80,7 +78,6 @@ class InboundRead:
     html: str  # the first text/html part, read only when the text is empty (the preview's fallback)
     has_attachments: bool
     content_type: str  # of the message itself (multipart/report for bounces)
-    authentication_results: tuple[str, ...] = ()  # every Authentication-Results header, in order
 
 
 def _empty() -> InboundRead:
@@ -121,7 +118,6 @@ def _read(raw: bytes) -> InboundRead:
         html=part_text(html_part) if html_part is not None and not text.strip() else "",
         has_attachments=has_attachments,
         content_type=message.get_content_type(),
-        authentication_results=tuple(str(value) for value in message.get_all(HEADER) or ()),
     )
 
 
@@ -135,7 +131,6 @@ def summarise(message: InboundRead) -> InboundSummary:
         references=_collapse(message.references),
         preview=preview_text(text=message.text, html_body=message.html),
         has_attachments=message.has_attachments,
-        authentication=authentication_summary(message.authentication_results),
     )
 
 

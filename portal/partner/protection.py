@@ -81,7 +81,7 @@ def domain_sender_add(request, partner, domain_id: int):
         except InvalidFields as exc:
             form.add_service_error(exc)
         else:
-            said = "always let in" if rule.kind == SenderRule.Kind.ALLOW else "always treated as spam"
+            said = "always let in" if rule.kind == SenderRule.Kind.ALLOW else "always refused"
             return _senders_answer(request, domain, sender_form=SenderRuleForm(),
                                    message=f"{rule.sender} is {said} for {domain.name}.")
     return _senders_answer(request, domain, sender_form=form, status=400)

@@ -84,7 +84,7 @@ def test_back_to_the_defaults(alice_client, domain):
 
 def test_the_partner_allows_and_blocks_senders(alice_client, domain):
     added = alice_client.post(url(domain, "senders/"), {"sender": "*.spam.example", "kind": "block"}, follow=True)
-    assert "spam.example is always treated as spam for acme.test." in text(added)
+    assert "spam.example is always refused for acme.test." in text(added)
     rule = SenderRule.objects.get(domain=domain)
     assert (rule.kind, rule.sender, rule.mailbox) == ("block", "spam.example", None)
     removed = alice_client.post(url(domain, f"senders/{rule.pk}/delete/"), follow=True)

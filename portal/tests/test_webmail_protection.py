@@ -106,7 +106,7 @@ def test_with_htmx_only_the_sender_list_comes_back(signed_in, owner):
     body = response.content.decode()
     assert response.status_code == 200
     assert body.lstrip().startswith('<section id="sender-rules"')
-    assert "spam.example is always treated as spam." in text(response)
+    assert "spam.example is always refused." in text(response)
     refused = signed_in.post("/webmail/settings/spam/senders/", {"sender": "spam.example", "kind": "allow"},
                              HTTP_HX_REQUEST="true")
     assert "spam.example is already blocked; remove that rule first." in text(refused)

@@ -1,5 +1,5 @@
 """The owner's spam settings in the webmail: how strictly mail goes to Junk (only ever stricter than
-the domain's) and the senders always let in or always treated as spam. Plain forms; with htmx adding
+the domain's) and the senders always let in or always refused. Plain forms; with htmx adding
 or removing a sender swaps only the list. Writes go through protection.services, as /protection does."""
 from django.contrib import messages
 from django.http import Http404
@@ -80,7 +80,7 @@ def settings_sender_add(request, mailbox):
         except InvalidFields as exc:
             form.add_service_error(exc)
         else:
-            said = "always let in" if rule.kind == SenderRule.Kind.ALLOW else "always treated as spam"
+            said = "always let in" if rule.kind == SenderRule.Kind.ALLOW else "always refused"
             return _senders_answer(request, mailbox, sender_form=SenderRuleForm(),
                                    message=f"{rule.sender} is {said}.")
     # htmx swaps only 2xx: the form with its errors comes back as a 200 region

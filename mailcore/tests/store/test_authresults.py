@@ -4,7 +4,6 @@ import pytest
 from django.conf import settings
 
 from mailcore.store.authresults import authentication_summary, ours, parse
-from mailcore.inbound.parsing import read_or_empty, summarise
 
 OURS = settings.MAIL_HOST
 
@@ -45,9 +44,3 @@ def test_a_header_with_another_authserv_id_is_not_ours():
 def test_a_message_without_any_reads_none():
     assert authentication_summary([]) is None
 
-
-def test_email_received_reads_it_from_the_message():
-    raw = (f"Authentication-Results: {OURS}; spf=pass smtp.mailfrom=a@x.com; dkim=pass header.d=x.com;\r\n"
-           " dmarc=pass header.from=x.com; arc=none\r\nFrom: a@x.com\r\nSubject: Hi\r\n\r\nHello\r\n").encode()
-    assert summarise(read_or_empty(raw)).authentication == {"spf": "pass", "dkim": "pass", "dmarc": "pass",
-                                                             "arc": "none"}
