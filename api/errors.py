@@ -8,7 +8,7 @@ from django.views import defaults
 TOO_LARGE = (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent)
 
 API_PREFIXES = (
-    "/auth/", "/api-keys", "/mail/", "/inbox", "/contacts", "/calendar", "/labels", "/webhooks",
+    "/auth/", "/api-keys", "/mail/", "/inbox", "/protection", "/contacts", "/calendar", "/labels", "/webhooks",
     "/v1/", "/mcp", "/subscriptions/", "/partners/", "/openapi.json", "/t/",
 )
 

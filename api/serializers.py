@@ -61,6 +61,31 @@ class MessageSummaryOutput(WithFrom, serializers.Serializer):
     labels = serializers.ListField(child=serializers.IntegerField())
 
 
+AUTHENTICATION_RESULT = "An RFC 8601 result: pass, fail, softfail, neutral, none, temperror or permerror."
+
+
+class AuthenticationOutput(serializers.Serializer):
+    """Who really sent a message: our Authentication-Results header, read back."""
+
+    spf = serializers.CharField(help_text=AUTHENTICATION_RESULT)
+    dkim = serializers.CharField(help_text=AUTHENTICATION_RESULT)
+    dmarc = serializers.CharField(help_text=AUTHENTICATION_RESULT + " fail: the From domain's owner did not send it.")
+    arc = serializers.CharField(help_text=AUTHENTICATION_RESULT)
+
+
+class SenderRuleOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField(help_text="allow or block")
+    sender = serializers.CharField(help_text="An address, or a domain (it covers its subdomains).")
+    created_at = serializers.DateTimeField()
+
+
+class SenderRuleInput(StrictInput):
+    kind = serializers.ChoiceField(choices=["allow", "block"])
+    sender = serializers.CharField(max_length=320, help_text="user@example.com, or example.com for the domain "
+                                   "and its subdomains (@example.com and *.example.com mean the same).")
+
+
 class AttachmentInput(StrictInput):
     filename = serializers.CharField(max_length=255)
     content_base64 = serializers.CharField(trim_whitespace=False)

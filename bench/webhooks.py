@@ -215,6 +215,7 @@ def received_data(index: int) -> dict:
                    "or so, which is what a receiver gets for most mail: the start of the text body, collapsed.",
         "has_attachments": False,
         "size_bytes": 4321,
+        "authentication": {"spf": "pass", "dkim": "pass", "dmarc": "pass", "arc": "none"},
     }
 
 

@@ -1,6 +1,5 @@
-"""Forms the realms share: PortalForm, and the mailbox identity and forwarding-rule forms a partner
-(portal.partner.mailboxes) and a mailbox's owner (portal.webmail.owner_settings) fill in for the same
-services. They parse what people type; the services decide what is allowed."""
+"""Forms the realms share: PortalForm, and the mailbox identity, forwarding-rule and sender-rule forms
+a partner (portal.partner) and a mailbox's owner (portal.webmail) fill in for the same services. They parse what people type; the services decide what is allowed."""
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -66,3 +65,16 @@ class ForwardingRuleForm(PortalForm):
 
 class ForwardingRuleEnabledForm(forms.Form):
     enabled = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+
+class SenderRuleForm(PortalForm):
+    """An allowed or blocked sender: a mailbox owner's (webmail settings) or a client domain's (partner portal)."""
+
+    sender = forms.CharField(
+        label="Sender", max_length=320,
+        help_text="An address (bob@example.com), or a domain (example.com) for everyone there and its subdomains.",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "placeholder": "bob@example.com or example.com"}),
+    )
+    kind = forms.ChoiceField(label="Then", choices=[("allow", "Always let in (skip the spam check)"),
+                                                    ("block", "Always refuse (the sender is told, you never see it)")],
+                             widget=forms.RadioSelect, initial="allow")

@@ -1,10 +1,12 @@
-"""Reads of the quarantine, each scoped to who asks: a mailbox's owner, a hosting partner (across
-its clients), the operator (everything)."""
+"""Protection's reads. The quarantine, each scoped to who asks: a mailbox's owner, a hosting partner
+(across its clients), the operator (everything). The settings, for pages and the API; callers scope
+the mailbox or domain first (the owner's own mailbox, a partner's domain)."""
 from django.db.models import QuerySet
 
+from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.models import HostingPartner
-from protection.models import Quarantined
+from protection.models import JUNK_AT, DomainPolicy, MailboxPolicy, Quarantined, SenderRule
 
 WAITING, RELEASED, DELETED, ALL = "waiting", "released", "deleted", "all"
 STATES = (WAITING, RELEASED, DELETED, ALL)
@@ -50,3 +52,25 @@ def partner_quarantined_get(*, partner: HostingPartner, public_id: str) -> Quara
     """Raises Quarantined.DoesNotExist for a message of another partner's mailbox."""
     return Quarantined.objects.select_related("mailbox__account", "mailbox__domain__client").get(
         mailbox__partner_mailbox__partner=partner, public_id=public_id)
+
+
+def domain_policy_get(*, domain: Domain) -> DomainPolicy:
+    """The domain's thresholds: its row, or an unsaved one holding the defaults."""
+    return DomainPolicy.objects.filter(domain=domain).first() or DomainPolicy(domain=domain)
+
+
+def mailbox_policy_get(*, mailbox: Mailbox) -> MailboxPolicy:
+    return MailboxPolicy.objects.filter(mailbox=mailbox).first() or MailboxPolicy(mailbox=mailbox)
+
+
+def mailbox_domain_junk_at(*, mailbox: Mailbox) -> float:
+    """The Junk threshold the mailbox's domain sets, the most an owner can choose."""
+    return domain_policy_get(domain=mailbox.domain).junk_at if mailbox.domain_id else JUNK_AT
+
+
+def mailbox_sender_rules(*, mailbox: Mailbox) -> QuerySet[SenderRule]:
+    return SenderRule.objects.filter(mailbox=mailbox)
+
+
+def domain_sender_rules(*, domain: Domain) -> QuerySet[SenderRule]:
+    return SenderRule.objects.filter(domain=domain)

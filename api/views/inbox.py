@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from api.inputs import StrictInput
 from api.pagination import page_query
-from api.serializers import MessageSummaryOutput, WithFrom
+from api.serializers import AuthenticationOutput, MessageSummaryOutput, WithFrom
 from api.permissions import request_account
 from mailcore.inbox.downloads import download_headers
 from mailcore.inbox.services import (
@@ -20,6 +20,7 @@ from mailcore.inbox.services import (
 )
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.selectors import mailbox_get_by_address
+from protection.authentication import message_authentication
 
 
 
@@ -101,6 +102,12 @@ class MessageOutput(WithFrom, serializers.Serializer):
     body_html = serializers.CharField(allow_blank=True, help_text="Sanitized for display.")
     remote_images_blocked = serializers.BooleanField()
     attachments = AttachmentOutput(many=True)
+    authentication = AuthenticationOutput(
+        allow_null=True, help_text="SPF, DKIM, DMARC and ARC as checked when the message arrived; null when it "
+        "carries no Authentication-Results of ours (sent from here, or arrived while scanning was off).")
+    authentication_warning = serializers.CharField(
+        allow_blank=True, help_text="A plain-words warning when the sender is not who the From line claims "
+        "(DMARC failed), as the webmail shows it; empty otherwise.")
 
 
 class MessageUpdateInput(StrictInput):
@@ -169,6 +176,7 @@ class InboxMessageApi(APIView):
         found = inbox_message(mailbox=mailbox, folder=query["folder"], uid=uid,
                               allow_remote_images=query["allow_remote_images"])
         message = found.message
+        authentication = message_authentication(message.headers)
         base = request.build_absolute_uri(f"/inbox/{uid}/attachments/")
         record = {
             **vars(message),
@@ -177,6 +185,8 @@ class InboxMessageApi(APIView):
             "sender": message.from_,
             "headers": [{"name": name, "value": value} for name, value in message.headers],
             "body_text": message.text,
+            "authentication": authentication.results,
+            "authentication_warning": authentication.warning,
             "attachments": [
                 {**vars(a), "url": f"{base}{a.index}?email={mailbox.address}&folder={found.folder}"}
                 for a in message.attachments

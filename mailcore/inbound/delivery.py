@@ -27,8 +27,11 @@ from mailcore.inbound.usage import WARNING_PERCENT, usage_after
 from mailcore.mailboxes.models import Mailbox
 from mailcore.outbound.relay import relay
 from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record, return_path_record
+from mailcore.store.authresults import HEADER as AUTHENTICATION_RESULTS
+from mailcore.store.authresults import authentication_summary
 from mailcore.store.base import Delivered, DeliveryRefused, QuotaExceeded, StoreError, deliver_many, with_headers
 from mailcore.store.factory import store_for
+from mailcore.store.reading import header_values_in
 from mailcore.timefmt import iso
 from mailcore.rules.delivery import filters_apply, filters_run_here, vacation_answered, vacation_reply_for
 
@@ -166,6 +169,15 @@ class _Message:
     def copy(self) -> bytes:
         """What a mailbox keeps when the message was not screened: it, with a Message-ID when it had none."""
         return with_headers(self.raw, self.arrived.added)
+
+    @cached_property
+    def authentication(self) -> dict[str, str] | None:
+        """The sender checks the screener wrote into the copies ({spf, dkim, dmarc, arc}), read from
+        the screened bytes: never from what arrived (a forged header of ours is removed by screening);
+        None for mail that was not screened."""
+        if not isinstance(self.screened, Screening):
+            return None
+        return authentication_summary(header_values_in(self.screened.raw, AUTHENTICATION_RESULTS))
 
     def verdict(self, recipient: str) -> Verdict:
         if isinstance(self.screened, Exception):
@@ -428,20 +440,22 @@ def _announce(message: _Message, settled: list[_Settled]) -> None:
                 threads[account.pk] = thread_assign(account=account, message_id=summary.message_id or None,
                                                     in_reply_to=summary.in_reply_to,
                                                     references=summary.references, subject=summary.subject)
-            raised.extend(_events(step, summary, message_id, now, threads.get(account.pk)))
+            raised.extend(_events(step, summary, message_id, now, threads.get(account.pk), message.authentication))
         emit_many(raised)
         for step in settled:
             if step.feedback:
                 _record_feedback(step.mailbox, step.feedback)
 
 
-def _events(settled: _Settled, summary: InboundSummary, message_id: str, now, thread: str | None) -> list[Raised]:
+def _events(settled: _Settled, summary: InboundSummary, message_id: str, now, thread: str | None,
+            authentication: dict[str, str] | None) -> list[Raised]:
     """One recipient's events: received when stored, one per forward, the quota warning when crossed."""
     mailbox, stored, account = settled.mailbox, settled.stored, settled.mailbox.account
     raised = []
     if stored:
         raised.append(Raised(account, "email.received",
-                             _received_data(mailbox, summary, message_id, now, size=stored.size, thread=thread)))
+                             _received_data(mailbox, summary, message_id, now, size=stored.size, thread=thread,
+                                            authentication=authentication)))
     raised.extend(Raised(account, "email.forwarded", {
         "mailbox": mailbox.address, "forward_to": target, "message_id": message_id,
         "forwarded_at": iso(now, timespec="seconds"),
@@ -467,8 +481,9 @@ def _crossed_warning(before: int, after: int, *, limit: int) -> bool:
 
 
 def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, now, *, size: int,
-                   thread: str) -> dict:
-    """size_bytes is the stored copy's size (with its trace headers), the inbox listing's `size`."""
+                   thread: str, authentication: dict[str, str] | None) -> dict:
+    """size_bytes is the stored copy's size (with its trace headers), the inbox listing's `size`;
+    authentication is our Authentication-Results in the stored copy (None when it carries none)."""
     return {
         "message_id": message_id,
         "mailbox": mailbox.address,
@@ -482,6 +497,7 @@ def _received_data(mailbox: Mailbox, summary: InboundSummary, message_id: str, n
         "preview": summary.preview,
         "has_attachments": summary.has_attachments,
         "size_bytes": size,
+        "authentication": authentication,
     }
 
 

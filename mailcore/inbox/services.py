@@ -10,6 +10,8 @@ from mailcore.inbox.connected import mailbox_session_touch
 from mailcore.mailboxes.models import Label, Mailbox
 from mailcore.mailboxes.selectors import labels_for_mailbox
 from mailcore.sanitize import sanitize_mail_html
+from mailcore.store.authresults import HEADER as AUTHENTICATION_RESULTS
+from mailcore.store.authresults import authentication_summary
 from mailcore.store.base import Criteria, Folder, MessageNotFound, MessageSummary, ThreadMember
 from mailcore.store.factory import store_for
 from mailcore.store.reading import Attachment, ReadMessage, attachment_payload, message_ids, read
@@ -84,6 +86,13 @@ def inbox_search(*, mailbox: Mailbox, folder: str, query: str, limit: int) -> li
     found = store_for(mailbox).search(folder, query, limit=limit)
     mailbox_session_touch(mailbox=mailbox)
     return [InboxSummary(m, _label_ids(m.keywords, labels)) for m in found]
+
+
+def inbox_authentication(*, mailbox: Mailbox, folder: str, uids: list[int]) -> dict[int, dict[str, str] | None]:
+    """Each message's {spf, dkim, dmarc, arc} from our Authentication-Results (None without one, or
+    for a UID gone), with one store call for them all: only the messages' heads are read."""
+    found = store_for(mailbox).header_values(folder, uids, AUTHENTICATION_RESULTS) if uids else {}
+    return {uid: authentication_summary(found.get(uid, ())) for uid in uids}
 
 
 def inbox_message(*, mailbox: Mailbox, folder: str, uid: int, allow_remote_images: bool = False) -> InboxMessage:

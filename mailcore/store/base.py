@@ -281,6 +281,10 @@ class MailStore(Protocol):
 
     def fetch(self, folder: str, uid: int) -> StoredMessage: ...
 
+    def header_values(self, folder: str, uids: list[int], name: str) -> dict[int, list[str]]:
+        """One header's values in each message, by UID, in the message's order (a UID gone is left
+        out); only the head of each message is read."""
+
     def set_flags(
         self,
         folder: str,

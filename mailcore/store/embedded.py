@@ -10,7 +10,8 @@ from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum
-from django.db.models.functions import Coalesce, Lower
+from django.db.models import BinaryField
+from django.db.models.functions import Coalesce, Lower, Substr
 from django.utils import timezone
 
 from mailcore.paging import page_window
@@ -40,7 +41,7 @@ from mailcore.store.base import (
 )
 from mailcore.store.models import StoredFolder
 from mailcore.store.models import StoredMessage as MessageRow
-from mailcore.store.reading import ReadMessage, message_ids, read
+from mailcore.store.reading import HEAD_BYTES, ReadMessage, header_values_in, message_ids, read
 
 # The columns each sort key orders by (the IMAP SORT keys' meaning).
 _SORT_COLUMNS = {"date": Coalesce("date", "internal_date"), "arrival": F("uid"), "from": Lower("from_header"),
@@ -217,6 +218,11 @@ class EmbeddedStore:
             match |= Q(thread_refs__contains=f" {value} ")
         rows = MessageRow.objects.filter(match, folder=self._folder(folder)).order_by("uid")
         return [self._summary(row) for row in rows.defer("raw", "search_text")]
+
+    def header_values(self, folder: str, uids: list[int], name: str) -> dict[int, list[str]]:
+        head = Substr("raw", 1, HEAD_BYTES, output_field=BinaryField())
+        rows = self._rows(folder, uids).annotate(head=head).values_list("uid", "head")
+        return {uid: header_values_in(value, name) for uid, value in rows}
 
     def _row(self, folder: str, uid: int) -> MessageRow:
         try:

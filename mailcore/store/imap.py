@@ -37,6 +37,7 @@ from mailcore.store.base import (
     validate_uid,
     with_headers,
 )
+from mailcore.store.reading import header_name, header_values_in
 from mailcore.store.imap_pool import _ALONGSIDE, _POOL, _logout, _session_slot, _unselected
 from mailcore.store.imap_wire import (
     _APPENDUID,
@@ -408,6 +409,17 @@ class ImapStore:
         with self._session() as client:
             self._select(client, folder, readonly=True)
             return self._summaries(client, sorted(client.search(keys)))
+
+    def header_values(self, folder: str, uids: list[int], name: str) -> dict[int, list[str]]:
+        item = f"HEADER.FIELDS ({header_name(name).upper()})"
+        wanted = [validate_uid(uid) for uid in uids]
+        if not wanted:
+            return {}
+        with self._session() as client:
+            self._select(client, folder, readonly=True)
+            found = client.fetch(wanted, [f"BODY.PEEK[{item}]".encode()])
+        return {uid: header_values_in(data.get(f"BODY[{item}]".encode()) or b"", name)
+                for uid, data in found.items() if uid in wanted}
 
     def fetch(self, folder: str, uid: int) -> StoredMessage:
         validate_uid(uid)

@@ -78,6 +78,22 @@ def parse_headers(raw: bytes) -> EmailMessage:
     return _header_parser.parsebytes(raw)
 
 
+HEAD_BYTES = 32 * 1024  # where header_values looks: trace and our own headers are at the top
+_HEADER_NAME = re.compile(r"[A-Za-z0-9-]{1,76}")
+
+
+def header_name(name: str) -> str:
+    """A header field name safe to put in an IMAP FETCH (letters, digits and hyphens only)."""
+    if not _HEADER_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not a header field name")
+    return name
+
+
+def header_values_in(head: bytes, name: str) -> list[str]:
+    """A header's values in the start of a message (or its whole header block), in order."""
+    return [str(value) for value in parse_headers(bytes(head)).get_all(header_name(name)) or []]
+
+
 def _storable(text: str) -> str:
     """The text without NUL characters, which PostgreSQL's text and jsonb columns refuse."""
     return text.replace("\x00", "")

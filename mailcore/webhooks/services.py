@@ -98,6 +98,7 @@ SAMPLE_RECEIVED = {
     "preview": "This is a test delivery of the email.received event.",
     "has_attachments": False,
     "size_bytes": 1024,
+    "authentication": {"spf": "pass", "dkim": "pass", "dmarc": "pass", "arc": "none"},
 }
 
 

@@ -440,3 +440,20 @@ class PlanChangeForm(PortalForm):
         self.fields["new_plan_type"].choices = [
             (code, f"{name}: {retail_prices[code]} a month" if code in retail_prices else f"{name} (no retail price)")
             for code, name in PLAN_CHOICES if code != current]
+
+
+class DomainProtectionForm(PortalForm):
+    """A client domain's spam thresholds; the service checks junk <= quarantine <= refuse."""
+
+    junk_at = forms.FloatField(label="Junk from score", min_value=0, max_value=100,
+                               help_text="Mail scoring this or more goes to the recipient's Junk folder.",
+                               widget=forms.NumberInput(attrs={"step": "0.5"}))
+    quarantine_at = forms.FloatField(label="Quarantine from score", min_value=0, max_value=100,
+                                     help_text="Held in quarantine instead of delivered; the owner can release it.",
+                                     widget=forms.NumberInput(attrs={"step": "0.5"}))
+    refuse_at = forms.FloatField(label="Refuse from score", min_value=0, max_value=100,
+                                 help_text="Refused while the sender is still connected: they get the bounce, "
+                                           "never your client.",
+                                 widget=forms.NumberInput(attrs={"step": "0.5"}))
+    greylist = forms.BooleanField(label="Ask unknown senders with a doubtful score to retry once (greylisting)",
+                                  required=False)

@@ -42,6 +42,7 @@ from portal.templatetags.webmail_tags import sender_name
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame
 from portal.webmail.reading import FRAME_SANDBOX, page_policy
+from protection.authentication import message_authentication
 
 PER_PAGE = 50
 SORT_CHOICES = [("arrival", "Received"), ("date", "Date sent"), ("from", "Sender"), ("subject", "Subject"),
@@ -447,7 +448,8 @@ def conversation(request, mailbox, name: str, uid: int):
                 body = message_open(mailbox=mailbox, folder=member.folder, uid=member.summary.uid)
             except DomainError:
                 body = None
-        shown.append({"member": member, "opened": opened, "body": body})
+        authentication = message_authentication(body.found.message.headers) if body else None
+        shown.append({"member": member, "opened": opened, "body": body, "authentication": authentication})
     subject = next((item["member"].summary.subject for item in shown if item["opened"]), "")
     response = render(request, "webmail/conversation.html", {**_frame(request, name), "shown": shown,
                                                              "subject": subject, "frame_sandbox": FRAME_SANDBOX})

@@ -45,6 +45,7 @@ SECTIONS = [
     ("webmail:settings_forwarding", "Forwarding"),
     ("webmail:settings_filters", "Filters"),
     ("webmail:settings_vacation", "Vacation reply"),
+    ("webmail:settings_protection", "Spam and senders"),
     ("webmail:settings_mail_apps", "Mail apps"),
 ]
 

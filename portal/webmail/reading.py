@@ -24,6 +24,7 @@ from mailcore.inbox.display import message_source
 from mailcore.inbox.downloads import download_headers, download_type
 from mailcore.inbox.services import inbox_attachment, message_delete, message_update
 from mailcore.store.base import StoreUnavailable
+from protection.authentication import message_authentication
 from webmail.reading import message_images_always, message_open
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame
@@ -65,6 +66,7 @@ def message(request, mailbox, name: str, uid: int):
         "in_trash": _folder_with_use(frame, "\\Trash") in (None, shown.folder),
         "archive": _folder_with_use(frame, "\\Archive") not in (None, shown.folder),
         "invitation": _invitation_card(mailbox, shown),
+        "authentication": message_authentication(shown.found.message.headers),
     })
     response._csp_config = page_policy(remote_images=shown.remote_images_shown)
     return response

@@ -6,10 +6,10 @@ from django import forms
 from mailcore.rules.filters import BODY_MAX, DAYS_MAX, DAYS_MIN, SUBJECT_MAX, VALUE_MAX, FilterInput, VacationInput
 from mailcore.rules.models import MailFilter
 from webmail.owner import PASSWORD_MAX
-from portal.forms import ForwardingRuleEnabledForm, ForwardingRuleForm, MailboxIdentityForm, PortalForm
+from portal.forms import ForwardingRuleEnabledForm, ForwardingRuleForm, MailboxIdentityForm, PortalForm, SenderRuleForm
 
-__all__ = ["FilterForm", "ForwardingRuleEnabledForm", "ForwardingRuleForm", "MailboxIdentityForm",
-           "PasswordChangeForm", "VacationForm"]
+__all__ = ["FilterForm", "FilteringForm", "ForwardingRuleEnabledForm", "ForwardingRuleForm", "MailboxIdentityForm",
+           "PasswordChangeForm", "SenderRuleForm", "VacationForm"]
 
 
 class PasswordChangeForm(PortalForm):
@@ -88,3 +88,10 @@ class VacationForm(PortalForm):
         data = self.cleaned_data
         return VacationInput(enabled=data["enabled"], subject=data["subject"], body=data["body"],
                              starts_on=data["starts_on"], ends_on=data["ends_on"], days=data["days"])
+
+
+class FilteringForm(PortalForm):
+    """The owner's own Junk threshold; empty follows the domain's (the service refuses a laxer one)."""
+
+    junk_at = forms.FloatField(label="Put mail in Junk from this spam score", required=False, min_value=0,
+                               max_value=100, widget=forms.NumberInput(attrs={"step": "0.5"}))

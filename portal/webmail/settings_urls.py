@@ -1,8 +1,9 @@
 """The owner's settings: password, identity, forwarding, filters, vacation (portal.webmail.owner_settings),
+spam and senders (portal.webmail.protection_settings),
 and setting up mail apps (portal.webmail.mobileconfig)."""
 from django.urls import path
 
-from portal.webmail import mobileconfig, owner_settings
+from portal.webmail import mobileconfig, owner_settings, protection_settings
 
 urlpatterns = [
     path("", owner_settings.settings_index, name="settings"),
@@ -18,6 +19,10 @@ urlpatterns = [
     path("filters/<int:filter_id>/delete/", owner_settings.settings_filter_delete, name="settings_filter_delete"),
     path("filters/<int:filter_id>/move/", owner_settings.settings_filter_move, name="settings_filter_move"),
     path("vacation/", owner_settings.settings_vacation, name="settings_vacation"),
+    path("spam/", protection_settings.settings_protection, name="settings_protection"),
+    path("spam/senders/", protection_settings.settings_sender_add, name="settings_sender_add"),
+    path("spam/senders/<int:rule_id>/delete/", protection_settings.settings_sender_delete,
+         name="settings_sender_delete"),
     path("mail-apps/", mobileconfig.mail_apps, name="settings_mail_apps"),
     path("mail-apps/profile.mobileconfig", mobileconfig.mobileconfig, name="settings_mobileconfig"),
 ]

@@ -216,6 +216,7 @@ def test_email_received_carries_the_spec_fields(listener, ann):
         "preview": "Hi Ann, see you",
         "has_attachments": False,
         "size_bytes": len(TRACE + raw),  # the stored copy, as the inbox lists it
+        "authentication": None,  # no Authentication-Results of ours: nothing screened it
     }]
 
 

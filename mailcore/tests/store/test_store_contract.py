@@ -275,3 +275,19 @@ def test_encoded_subjects_are_decoded_and_searchable(store):
 
     assert store.list("INBOX").messages[1].subject == "Café menu"
     assert [m.uid for m in store.search("INBOX", "café")] == [uid]
+
+
+def test_header_values_reads_one_header_of_each_message_in_order(store):
+    store.ensure_folders()
+    first = store.append("INBOX", b"Authentication-Results: mx.one; spf=pass\r\n"
+                                  b"Authentication-Results: mx.two;\r\n dkim=fail\r\n" + message("one"))
+    second = store.append("INBOX", message("two"))
+    found = store.header_values("INBOX", [first, second, 999_999], "Authentication-Results")
+    assert found == {first: ["mx.one; spf=pass", "mx.two; dkim=fail"], second: []}
+
+
+def test_header_values_refuses_a_name_that_is_not_a_header_name(store):
+    store.ensure_folders()
+    uid = store.append("INBOX", message("one"))
+    with pytest.raises(ValueError):
+        store.header_values("INBOX", [uid], "Subject)] BODY[")
