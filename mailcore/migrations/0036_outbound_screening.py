@@ -1,6 +1,14 @@
 # Outbound screening: sends held for review, and the plan setting that exempts integrators' API sends.
 
+import importlib
+
 from django.db import migrations, models
+
+# SQLite rebuilds the plan table to add a column, which Dovecot's views over it would block: they
+# go for the change and come back unchanged (as in 0024).
+USERS_VIEW = importlib.import_module("mailcore.migrations.0004_dovecot_users_view").CREATE
+SIEVE_VIEW = importlib.import_module("mailcore.migrations.0014_webmail_filters").CREATE_VIEW
+DROP_VIEWS = ["DROP VIEW dovecot_users", "DROP VIEW dovecot_sieve_scripts"]
 
 
 class Migration(migrations.Migration):
@@ -10,6 +18,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunSQL(DROP_VIEWS, [USERS_VIEW, SIEVE_VIEW]),
         migrations.AddField(
             model_name='plan',
             name='score_api_sends',
@@ -20,4 +29,5 @@ class Migration(migrations.Migration):
             name='status',
             field=models.CharField(choices=[('scheduled', 'Scheduled'), ('queued', 'Queued'), ('sending', 'Sending'), ('sent', 'Sent'), ('failed', 'Failed'), ('cancelled', 'Cancelled'), ('held', 'Held for review')], max_length=16),
         ),
+        migrations.RunSQL([USERS_VIEW, SIEVE_VIEW], DROP_VIEWS),
     ]
