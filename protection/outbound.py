@@ -43,4 +43,9 @@ def outbound_reasons(scan: Scan) -> tuple[str, ...]:
         return (f"It carries a virus: {scan.virus}",)
     weighed = sorted(((symbol.score, name, symbol.description) for name, symbol in scan.symbols.items()
                       if symbol.score > 0), reverse=True)
-    return tuple(f"{description or name} ({score:+.1f})" for score, name, description in weighed[:MAX_REASONS])
+    reasons = [f"{description or name} ({score:+.1f})" for score, name, description in weighed[:MAX_REASONS]]
+    if scan.smtp_message:  # a rule that decides alone (GTUBE) says so here, its symbol scoring nothing
+        reasons.insert(0, scan.smtp_message)
+    if not reasons:
+        reasons = [name for name, symbol in scan.symbols.items() if symbol.score >= 0][:MAX_REASONS]
+    return tuple(reasons)
