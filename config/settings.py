@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str, local_base_url
+from config.env import env_bool, env_float, env_int, env_list, env_str, local_base_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -521,3 +521,8 @@ PARTNER_TRIAL_DAYS = env_int("PARTNER_TRIAL_DAYS", 14)
 WEBMAIL_HOST = env_str("WEBMAIL_HOST", "webmail.mailwell.test").strip().rstrip(".").lower()
 if not re.fullmatch(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", WEBMAIL_HOST) or "." not in WEBMAIL_HOST:
     raise ImproperlyConfigured("WEBMAIL_HOST must be a host name such as webmail.example.com")
+
+# Outbound protection: a send from our relay scoring this much or more (rspamd's scale) is held for
+# its account to release or reject (mailcore.sending.held). Integrators' API sends are scored or
+# exempt by their plan (Plan.score_api_sends). docs/protection.md.
+OUTBOUND_HOLD_AT = env_float("OUTBOUND_HOLD_AT", 10.0)

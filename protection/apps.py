@@ -16,6 +16,9 @@ class ProtectionConfig(AppConfig):
 
     def ready(self) -> None:
         from mailcore.inbound.screening import screening
+        from mailcore.sending.screening import outbound_screening
+        from protection.outbound import outbound_screen
         from protection.screening import screen
 
         screening.register(screen)
+        outbound_screening.register(outbound_screen)

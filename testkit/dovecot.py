@@ -196,6 +196,10 @@ submission_host = 127.0.0.1:{submission_port}
 plugin {{
   imapsieve_mailbox1_before = file:{CONFIG_DIR / "sent-once.sieve"};bindir=~/.sieve-bin
   sieve_before = file:{CONFIG_DIR / "junk-verdict.sieve"};bindir=~/.sieve-before-bin
+
+  imapsieve_mailbox2_before = file:{CONFIG_DIR / "learn-spam.sieve"};bindir=~/.sieve-bin
+  imapsieve_mailbox3_before = file:{CONFIG_DIR / "learn-ham.sieve"};bindir=~/.sieve-bin
+  sieve_pipe_bin_dir = {directory / "sieve-pipe"}
 }}
 """
 
@@ -275,6 +279,10 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
     quota_file = directory / "dovecot-dict-quota.conf.ext"
     quota_file.write_text(f"connect = {connect}\n!include {CONFIG_DIR / 'dovecot-dict-quota-maps.conf.ext'}\n")
     quota_file.chmod(0o600)
+    # IMAP moves into and out of Junk run production's script; dovecot_learns_with() points it at
+    # an rspamd (until then it learns nothing).
+    (directory / "sieve-pipe").mkdir()
+    (directory / "sieve-pipe" / "rspamd-learn").symlink_to(CONFIG_DIR / "rspamd-learn.sh")
     config = directory / "dovecot.conf"
     config.write_text(_instance_config(directory, instance.imap_port, instance.lmtp_port, sql_file, driver,
                                        dict_file, quota_file, submission_port, penalty, instance.imaps_port,
@@ -286,6 +294,15 @@ def start_dovecot(master_user: str, *, submission_port: int = 0, submitted: Sink
         )
     _wait_for_greeting(process, instance.imap_port, instance)
     return instance, process
+
+
+def dovecot_learns_with(instance: Dovecot, *, controller_url: str, password: str) -> None:
+    """Point the instance's IMAP learning (rspamd-learn.sh) at an rspamd controller, as production's
+    entrypoint does from RSPAMD_CONTROLLER_URL and RSPAMD_PASSWORD; read by each move."""
+    settings_file = instance.directory / "sieve-pipe" / "rspamd-learn.env"
+    settings_file.write_text(f"RSPAMD_CONTROLLER_URL={controller_url}\nRSPAMD_PASSWORD={password}\n")
+    shutil.chown(settings_file, "root", "mail")
+    settings_file.chmod(0o640)
 
 
 def stop_dovecot(instance: Dovecot, process: subprocess.Popen) -> None:

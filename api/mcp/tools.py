@@ -1,4 +1,4 @@
-"""The four agent tools of the spec and the rules they share: a mailbox argument must be one of the
+"""The agent tools (the spec's four, and Spam / Not spam) and the rules they share: a mailbox argument must be one of the
 caller's mailboxes, a connected mailbox needs a cached IMAP session, and every call on a mailbox is
 one of its AI requests today, refused once its plan's daily limit is reached.
 
@@ -29,6 +29,7 @@ from mailcore.mailboxes.selectors import mailbox_get_by_address, mailbox_list
 from mailcore.sending.inputs import SendRequest
 from mailcore.sending.services import mail_send
 from mailcore.usage.services import ai_request_take
+from protection.learning import MAX_MESSAGES, Learning, messages_mark_not_spam, messages_mark_spam
 
 SEARCH_LIMIT = 50
 RECENT_DEFAULT, RECENT_MAX = 20, 100
@@ -92,6 +93,12 @@ class ListRecentMessagesArguments(StrictInput):
     email = serializers.EmailField()
     folder = serializers.CharField(default="INBOX", max_length=255)
     per_page = serializers.IntegerField(default=RECENT_DEFAULT, min_value=1, max_value=RECENT_MAX)
+
+
+class LearnArguments(StrictInput):
+    email = serializers.EmailField()
+    folder = serializers.CharField(default="INBOX", max_length=255)
+    uids = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1, max_length=MAX_MESSAGES)
 
 
 def _validated(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
@@ -215,6 +222,24 @@ def list_recent_messages(caller: Caller, arguments: dict) -> dict:
             "total": page.total, "per_page": page.per_page}
 
 
+def _learn(caller: Caller, arguments: dict, mark: Callable) -> dict:
+    data = _validated(LearnArguments, arguments)
+    mailbox = _mailbox(caller, data["email"])
+    _readable(mailbox)
+    _count_ai_request(mailbox)
+    learned = _from_store(lambda: mark(mailbox=mailbox, folder=data["folder"], uids=data["uids"]))
+    return {"email": mailbox.address, "folder": learned.folder, "count": learned.count, "learned": learned.learned,
+            "learning": learned.learning, "uid": learned.uid}
+
+
+def mark_spam(caller: Caller, arguments: dict) -> dict:
+    return _learn(caller, arguments, messages_mark_spam)
+
+
+def mark_not_spam(caller: Caller, arguments: dict) -> dict:
+    return _learn(caller, arguments, messages_mark_not_spam)
+
+
 # Schemas (JSON Schema, shown in tools/list) ------------------------------------------------------
 
 def _object(properties: dict, required: list[str]) -> dict:
@@ -266,6 +291,22 @@ _MAILBOX_RECORD = _object({
     "searchable": {"type": "boolean", "description": "search_emails and list_recent_messages can read it "
                    "(false: a connected mailbox without a cached IMAP session)."},
 }, ["id", "email", "kind", "display_name", "plan", "quota_mb", "is_active", "created_at", "searchable"])
+
+_LEARN_INPUT = _object({
+    "email": _MAILBOX,
+    "folder": {**_FOLDER, "description": "The IMAP folder the messages are in."},
+    "uids": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1, "maxItems": MAX_MESSAGES,
+             "description": "The messages' UIDs in the folder (list_recent_messages, search_emails)."},
+}, ["email", "uids"])
+_LEARN_OUTPUT = _object({
+    "email": {"type": "string"},
+    "folder": {"type": "string", "description": "Where the messages are now."},
+    "count": {"type": "integer", "description": "Messages filed (UIDs that no longer exist are skipped)."},
+    "learned": {"type": "integer", "description": "Of those, how many the spam filter learned."},
+    "learning": {"type": "string", "enum": [Learning.DONE, Learning.UNAVAILABLE, Learning.OFF],
+                 "description": "unavailable: the filter could not be reached (filed, not learned); off: no filter."},
+    "uid": {"type": ["integer", "null"], "description": "With one message: its UID in `folder`."},
+}, ["email", "folder", "count", "learned", "learning", "uid"])
 
 TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
     Tool(
@@ -354,5 +395,27 @@ TOOLS: dict[str, Tool] = {tool.name: tool for tool in [
         run=list_recent_messages,
         hints={"readOnlyHint": True, "openWorldHint": False, "untrustedContentHint": True},
         untrusted_content=True,
+    ),
+    Tool(
+        name="mark_spam",
+        title="Mark as spam",
+        description="Spam, as the owner's button in the webmail: the mailbox's spam filter learns the messages "
+        "as spam and they move to Junk, in one call. Counts as one AI request of the mailbox.",
+        scope="mailboxes:write",
+        input_schema=_LEARN_INPUT,
+        output_schema=_LEARN_OUTPUT,
+        run=mark_spam,
+        hints={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    ),
+    Tool(
+        name="mark_not_spam",
+        title="Mark as not spam",
+        description="Not spam, as the owner's button in the webmail: the mailbox's spam filter learns the "
+        "messages as wanted mail and they move to the Inbox, in one call. Counts as one AI request of the mailbox.",
+        scope="mailboxes:write",
+        input_schema=_LEARN_INPUT,
+        output_schema=_LEARN_OUTPUT,
+        run=mark_not_spam,
+        hints={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
     ),
 ]}

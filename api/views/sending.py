@@ -11,6 +11,7 @@ from api.serializers import SendInput, SendResult, send_result
 from mailcore.apikeys.models import ApiKey
 from mailcore.paging import page_window
 from mailcore.sending.inputs import SendRequest
+from mailcore.sending.held import held_event_data, held_list, held_reject, held_release
 from mailcore.sending.services import mail_send, scheduled_cancel, scheduled_list
 from mailcore.sending.mail_templates import (
     template_create,
@@ -61,9 +62,11 @@ class ScheduledOutput(serializers.Serializer):
     scheduled_id = serializers.IntegerField(source="pk")
     message_id = serializers.UUIDField()
     status = serializers.ChoiceField(
-        choices=["scheduled", "queued", "sending", "failed"],
+        choices=["scheduled", "queued", "sending", "held", "failed"],
         help_text="scheduled: waiting for its time; queued: due, or waiting for a retry after a temporary "
-        "failure; sending: a worker has it; failed: it will not be sent (see error; email.failed was emitted)")
+        "failure; sending: a worker has it; held: scored as likely spam, waiting for you to release or reject it "
+        "(POST /mail/held/{id}/release or /reject); failed: it will not be sent (see error; email.failed was "
+        "emitted)")
     from_email = serializers.CharField(source="mailbox.address")
     to = serializers.ListField(child=serializers.CharField(), source="payload.to")
     subject = serializers.CharField(source="payload.subject")
@@ -81,7 +84,7 @@ class ScheduledOutput(serializers.Serializer):
 
 
 class ScheduledListQuery(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["scheduled", "queued", "sending", "failed"], required=False,
+    status = serializers.ChoiceField(choices=["scheduled", "queued", "sending", "held", "failed"], required=False,
                                      help_text="Only this state; without it, every state listed")
 
 
@@ -108,6 +111,65 @@ class ScheduledDetailApi(APIView):
     def delete(self, request, scheduled_id: int):
         scheduled_cancel(account=request_account(request), scheduled_id=scheduled_id)
         return Response(status=204)
+
+
+class HeldOutput(serializers.Serializer):
+    held_id = serializers.IntegerField()
+    message_id = serializers.UUIDField()
+    status = serializers.CharField(help_text="held, or queued once released or rejected (the worker finishes it)")
+    origin = serializers.ChoiceField(choices=["webmail", "submission", "api"],
+                                     help_text="Who wrote it: the webmail, the owner's own client (port 587), "
+                                     "or the API (REST, MCP, campaigns)")
+    score = serializers.FloatField(help_text="The spam score it got (rspamd's scale: GTUBE is 15)")
+    threshold = serializers.FloatField(help_text="Mail scoring this or more is held")
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="What made it look like spam")
+    held_at = serializers.DateTimeField()
+    decision = serializers.CharField(allow_null=True, help_text="released or rejected, once decided")
+
+
+def _held_record(message) -> dict:
+    data = held_event_data(message)
+    return {**data, "status": message.status, "decision": message.payload["held"].get("decision"),
+            "from_email": data["from"]}
+
+
+class HeldItemOutput(HeldOutput):
+    from_email = serializers.CharField()
+    to = serializers.ListField(child=serializers.CharField())
+    subject = serializers.CharField()
+
+
+class HeldListApi(APIView):
+    required_scopes = "send"
+
+    @extend_schema(tags=["sending"], responses={200: HeldItemOutput(many=True)},
+                   summary="Sends held as likely spam before they left, waiting for you to release or reject them",
+                   description="Mail that your mailboxes (or, for a hosting partner, its clients' mailboxes) sent "
+                   "and that scored as likely spam is held instead of sent; email.held was emitted. Release it to "
+                   "send it as it is, or reject it: it fails as a refused send and its owner gets it back.")
+    def get(self, request):
+        return Response(HeldItemOutput([_held_record(m) for m in held_list(account=request_account(request))],
+                                       many=True).data)
+
+
+class HeldReleaseApi(APIView):
+    required_scopes = "send"
+
+    @extend_schema(tags=["sending"], request=None, responses={200: HeldItemOutput},
+                   summary="Release a held send: it leaves as it is (404 when it is not held)")
+    def post(self, request, held_id: int):
+        message = held_release(account=request_account(request), held_id=held_id)
+        return Response(HeldItemOutput(_held_record(message)).data)
+
+
+class HeldRejectApi(APIView):
+    required_scopes = "send"
+
+    @extend_schema(tags=["sending"], request=None, responses={200: HeldItemOutput},
+                   summary="Reject a held send: it is not sent; email.failed follows and its owner gets it back")
+    def post(self, request, held_id: int):
+        message = held_reject(account=request_account(request), held_id=held_id)
+        return Response(HeldItemOutput(_held_record(message)).data)
 
 
 class TemplateInput(StrictInput):

@@ -29,6 +29,9 @@ class Plan(models.Model):
     storage_mb = models.PositiveIntegerField()
     ai_requests_per_day = models.PositiveIntegerField(null=True, blank=True, help_text="Empty means unlimited.")
     attachment_max_mb = models.PositiveIntegerField()
+    score_api_sends = models.BooleanField(
+        default=True, help_text="Score mail sent through the API (REST, MCP, campaigns) for spam before it leaves, "
+        "as owners' mail always is; off exempts an integrator plan's sends (docs/protection.md).")
 
     class Meta:
         ordering = ["rank"]

@@ -4,6 +4,7 @@ EVENTS = {
     "email.received": "an email arrives in a mailbox",
     "email.sent": "an email is successfully sent",
     "email.failed": "sending fails permanently, all retries exhausted",
+    "email.held": "a send scored as likely spam is held before it leaves, for its account to release or reject",
     "email.opened": "a tracked email is opened",
     "email.clicked": "a tracked link is clicked",
     "email.bounced": "a sent email hard-bounces",

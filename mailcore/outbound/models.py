@@ -17,6 +17,7 @@ class OutboundMessage(models.Model):
         SENT = "sent", "Sent"
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
+        HELD = "held", "Held for review"  # scored as likely spam before leaving: its account releases or rejects it
 
     message_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="outbound_messages")

@@ -39,6 +39,8 @@ from mailcore.netsafety import Deadline
 from mailcore.outbound.relay import Outcome, Relay, SubmissionServer, reply_status
 from mailcore.sending.compose import Composed, compose
 from mailcore.sending.failures import failed_sends_return, send_failure_note
+from mailcore.sending.held import send_hold
+from mailcore.sending.screening import outbound_screening, send_origin
 from mailcore.store.base import StoreError
 from mailcore.store.embedded import EmbeddedStore
 from mailcore.store.factory import store_for
@@ -274,6 +276,9 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
     if message.attempts > MAX_ATTEMPTS and handed_over is None:  # claimed again and again, never finished
         _fail(message, f"554 5.3.0 Not sent: the worker stopped {MAX_ATTEMPTS} times while sending it")
         return None
+    if rejected := message.payload.pop("rejected", None):  # held, then refused by its account (sending.held)
+        _fail(message, rejected)
+        return None
     mailbox = message.mailbox
     domain = mailbox.address.partition("@")[2]
     if not message.rfc_message_id:
@@ -290,6 +295,8 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
         _fail(message, f"554 5.6.0 Message could not be built: {error}")
         return None
     raw = built.raw
+    if relay.server is None and handed_over is None and not message.sandbox and _held(message, raw):
+        return None
     if relay.server is None:  # our relay: our DKIM signature (a provider signs its own)
         signing = _signing_domain(message)
         raw = dkim_sign(raw, domain_name=signing, key=keys.get(signing.lower()))
@@ -330,6 +337,20 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
             message.last_error = "; ".join(deferred_replies)
         _set_final(message, refused=refused, accepted=accepted, now=now)
     return attempt
+
+
+def _held(message: OutboundMessage, raw: bytes) -> bool:
+    """Whether the screener keeps this send back (held and saved here, its account told); asked once
+    per send, before its first hand-over through our relay (a retry of deferred recipients, or a
+    send its account released, goes on)."""
+    if message.payload.get("screened"):
+        return False
+    hold = outbound_screening.answer(None, message=message, raw=raw, origin=send_origin(message))
+    message.payload["screened"] = True  # saved with the attempt's state
+    if hold is None:
+        return False
+    send_hold(message, hold)
+    return True
 
 
 def _note_hand_over(message: OutboundMessage, outcomes: list[Outcome]) -> None:

@@ -262,7 +262,7 @@ def scheduled_list(*, account: Account, status: str | None = None):
     good in the last FAILED_LISTED_FOR: a send the worker could not deliver is never out of sight."""
     Status = OutboundMessage.Status
     rows = OutboundMessage.objects.filter(account=account).select_related("mailbox")
-    waiting = Q(status__in=[Status.SCHEDULED, Status.QUEUED, Status.SENDING])
+    waiting = Q(status__in=[Status.SCHEDULED, Status.QUEUED, Status.SENDING, Status.HELD])
     failed = Q(status=Status.FAILED, finished_at__gte=timezone.now() - FAILED_LISTED_FOR)
     if status == Status.FAILED:
         return rows.filter(failed)

@@ -37,6 +37,7 @@ from mailcore.mailboxes.selectors import own_label_get
 from mailcore.paging import MAX_PAGE
 from mailcore.store.base import SORT_KEYS, Criteria, StoreError, StoreUnavailable
 from mailcore.rules.filters import filters_folder_renamed
+from protection.learning import learning_outcome, messages_mark_not_spam, messages_mark_spam
 from webmail.reading import message_open
 from portal.templatetags.webmail_tags import sender_name
 from portal.webmail.access import owner_required
@@ -262,7 +263,8 @@ class UidsField(forms.Field):
 
 class BulkForm(forms.Form):
     ACTIONS = [("read", "Mark as read"), ("unread", "Mark as unread"), ("star", "Star"), ("unstar", "Remove star"),
-               ("move", "Move to"), ("delete", "Delete"), ("label", "Add label"), ("unlabel", "Remove label")]
+               ("move", "Move to"), ("delete", "Delete"), ("label", "Add label"), ("unlabel", "Remove label"),
+               ("spam", "Spam"), ("not_spam", "Not spam")]
     action = forms.ChoiceField(choices=ACTIONS)
     uids = UidsField(required=False)
     all_matching = forms.BooleanField(required=False)
@@ -296,7 +298,7 @@ DONE = {"read": "marked as read", "unread": "marked as unread", "star": "starred
 @owner_required
 def bulk(request, mailbox, name: str):
     """One action on the selected messages, or on every message matching the search (`all_matching`
-    with the list's query): mark, star, move, delete, label."""
+    with the list's query): mark, star, move, delete, label, spam and not spam."""
     frame = _frame(request, name)
     folders = {found.name for found in frame["folders"]}
     if name not in folders:
@@ -317,6 +319,8 @@ def bulk(request, mailbox, name: str):
         more, uids = len(uids) > BULK_LIMIT, uids[:BULK_LIMIT]
     action = data["action"]
     label = next((item for item in frame["labels"] if item.pk == data.get("label")), None)
+    if action in {"spam", "not_spam"}:
+        return _bulk_learn(request, mailbox, name, back, uids, spam=action == "spam", more=more)
     try:
         count = messages_update_many(
             mailbox=mailbox, folder=name, uids=uids,
@@ -327,6 +331,19 @@ def bulk(request, mailbox, name: str):
         return _bulk_answer(request, mailbox, name, back, f"Nothing was changed: {_store_problem(exc)}", ok=False)
     what = DONE[action].format(target=data.get("target"), label=label.name if label else "")
     text = f"{count} message{'s' if count != 1 else ''} {what}."
+    if more:
+        text += f" Only the first {BULK_LIMIT} were changed; run it again for the rest."
+    return _bulk_answer(request, mailbox, name, back, text, ok=True)
+
+
+def _bulk_learn(request, mailbox, name: str, back: str, uids: list[int], *, spam: bool, more: bool):
+    """Spam or Not spam on many messages: learned for this mailbox and moved (Junk, the Inbox) at once."""
+    mark = messages_mark_spam if spam else messages_mark_not_spam
+    try:
+        learned = mark(mailbox=mailbox, folder=name, uids=uids)
+    except (StoreError, DomainError) as exc:
+        return _bulk_answer(request, mailbox, name, back, f"Nothing was changed: {_store_problem(exc)}", ok=False)
+    text = learning_outcome(learned, spam=spam)
     if more:
         text += f" Only the first {BULK_LIMIT} were changed; run it again for the rest."
     return _bulk_answer(request, mailbox, name, back, text, ok=True)

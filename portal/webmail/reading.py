@@ -1,6 +1,6 @@
 """Reading one message in the webmail: the page (always a full page load, never an htmx swap), its
 attachments and original source as downloads that cannot run in our origin, the reader's consent
-to remote images, and what can be done to the message (unread, star, archive, move, delete).
+to remote images, and what can be done to the message (unread, star, archive, move, delete, spam, not spam).
 
 The HTML body is only ever the srcdoc of `<iframe sandbox="allow-popups
 allow-popups-to-escape-sandbox">`: no scripts, no same origin, no forms, no top navigation; a
@@ -23,8 +23,9 @@ from mailcore.errors import DomainError, InvalidFields
 from mailcore.inbox.display import message_source
 from mailcore.inbox.downloads import download_headers, download_type
 from mailcore.inbox.services import inbox_attachment, message_delete, message_update
-from mailcore.store.base import StoreUnavailable
+from mailcore.store.base import MessageNotFound, StoreUnavailable
 from protection.authentication import message_authentication
+from protection.learning import learning_outcome, messages_mark_not_spam, messages_mark_spam
 from webmail.reading import message_images_always, message_open
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame
@@ -65,6 +66,7 @@ def message(request, mailbox, name: str, uid: int):
         "move_targets": [found.name for found in frame.folders if found.name != shown.folder],
         "in_trash": _folder_with_use(frame, "\\Trash") in (None, shown.folder),
         "archive": _folder_with_use(frame, "\\Archive") not in (None, shown.folder),
+        "in_junk": _folder_with_use(frame, "\\Junk") == shown.folder,
         "invitation": _invitation_card(mailbox, shown),
         "authentication": message_authentication(shown.found.message.headers),
     })
@@ -107,7 +109,8 @@ def _folder_with_use(frame, special_use: str) -> str | None:
 
 class MessageActionForm(forms.Form):
     ACTIONS = [("read", "Mark as read"), ("unread", "Mark as unread"), ("star", "Star"), ("unstar", "Remove star"),
-               ("archive", "Archive"), ("move", "Move"), ("delete", "Delete")]
+               ("archive", "Archive"), ("move", "Move"), ("delete", "Delete"), ("spam", "Spam"),
+               ("not_spam", "Not spam")]
     action = forms.ChoiceField(choices=ACTIONS)
     target = forms.CharField(required=False, max_length=255)
     confirm = forms.CharField(required=False, max_length=3)
@@ -141,6 +144,13 @@ def message_action(request, mailbox, name: str, uid: int):
     action, target = form.cleaned_data["action"], form.cleaned_data["target"]
     trash, archive = _folder_with_use(frame, "\\Trash"), _folder_with_use(frame, "\\Archive")
     try:
+        if action in {"spam", "not_spam"}:
+            mark = messages_mark_spam if action == "spam" else messages_mark_not_spam
+            learned = mark(mailbox=mailbox, folder=name, uids=[uid])
+            if not learned.count:
+                raise MessageNotFound(f"message {uid} not found in {name}")
+            messages.success(request, learning_outcome(learned, spam=action == "spam"))
+            return redirect(back_to_folder)
         if action in {"read", "unread"}:
             message_update(mailbox=mailbox, folder=name, uid=uid, seen=action == "read")
             messages.success(request, f"Marked as {action}.")

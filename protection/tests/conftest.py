@@ -1,4 +1,5 @@
-"""A hosting partner (alice) with two clients, a mailbox each, and a message held for each."""
+"""Fixtures shared by protection's tests: a hosting partner (alice) with two clients, a mailbox each,
+and a message held for each; an owner's mailbox on each store."""
 import pytest
 
 from mailcore.domains.services import domain_mark_verified
@@ -6,7 +7,12 @@ from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.mailboxes import partner_mailbox_create, slot_funding
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import client_create, hosting_partner_enable, slots_grant
+from mailcore.store.factory import store_for
 from protection.quarantine import quarantine_keep
+from testkit.dovecot import use_store
+from testkit.factories import make_mailbox
+
+OWNER_PASSWORD = "mailbox-password-1"
 
 
 def held(to: str, subject: str = "Big sale", sender: str = "Shop News <news@shop.test>") -> bytes:
@@ -58,3 +64,18 @@ def acme(partner):
 def globex(partner):
     """The partner mailbox record of gus@globex.test (client Globex)."""
     return client_mailbox(partner, "Globex", "globex.test", "gus")
+
+
+@pytest.fixture(params=[
+    pytest.param("embedded", marks=pytest.mark.django_db),
+    pytest.param("imap", marks=pytest.mark.django_db(transaction=True)),
+])
+def owner_on_each_store(request, settings, plans, alice):
+    """A webmail owner's mailbox on the embedded store, then on the real Dovecot (through the
+    master user, as in production); each on a domain of its own, so its Bayes scope is new too."""
+    domain = use_store(request, settings)
+    if request.param == "embedded":
+        domain = f"e{request.node.name.__hash__() & 0xffffffff:x}{id(request) & 0xffff:x}.test"
+    mailbox = make_mailbox(alice.account, f"ann@{domain}", password=OWNER_PASSWORD)
+    store_for(mailbox).ensure_folders()
+    return mailbox
