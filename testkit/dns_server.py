@@ -43,7 +43,7 @@ class Zone(BaseResolver):
                 rdata = MX(DNSLabel(host), int(preference))
             elif rdtype == "CNAME":
                 rdata = CNAME(DNSLabel(value))
-            elif rdtype == "PTR":  # name: the reversed address, e.g. "20.100.51.198.in-addr.arpa"
+            elif rdtype == "PTR":
                 rdata = PTR(DNSLabel(value))
             else:
                 rdata = A(value)
