@@ -11,6 +11,7 @@ class ProtectionConfig(AppConfig):
     verbose_name = "Protection"
     jobs = (
         Job("quarantine-retention", "protection.quarantine:quarantine_retention", 3600),
+        Job("quarantine-digest", "protection.digest:quarantine_digests_send", 3600),
     )
 
     def ready(self) -> None:

@@ -106,3 +106,21 @@ class Quarantined(models.Model):
     @property
     def is_waiting(self) -> bool:
         return self.released_at is None and self.deleted_at is None
+
+
+class DigestRun(models.Model):
+    """One run of the daily quarantine digest: recorded so the operator sees that it runs, what it
+    sent and what failed (a digest that stops is seen in the console, never silent)."""
+
+    started_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    digests_sent = models.PositiveIntegerField(default=0)
+    messages_listed = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0, help_text="Mailboxes whose digest could not be delivered.")
+    problem = models.TextField(blank=True, help_text="The last failure, in words.")
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"Digest run at {self.started_at:%Y-%m-%d %H:%M}"

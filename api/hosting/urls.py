@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api.hosting import billing, campaigns, contacts, management, payg, views
+from api.hosting import billing, campaigns, contacts, management, payg, quarantine, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
@@ -24,6 +24,10 @@ urlpatterns = [
     path("mailboxes/<int:mailbox_id>/upgrade", payg.HostingPaygUpgradeApi.as_view()),
     path("mailboxes/<int:mailbox_id>/addons/purchase", payg.HostingPaygAddonApi.as_view()),
     path("summary", views.HostingSummaryApi.as_view()),
+    # quarantine (protection), across the partner's clients
+    path("quarantine", quarantine.HostingQuarantineListApi.as_view()),
+    path("quarantine/<str:quarantine_id>", quarantine.HostingQuarantineDetailApi.as_view()),
+    path("quarantine/<str:quarantine_id>/release", quarantine.HostingQuarantineReleaseApi.as_view()),
     # mailbox management
     path("mailboxes/<int:mailbox_id>/forwarding", management.HostingForwardingListApi.as_view()),
     path("mailboxes/<int:mailbox_id>/forwarding/<int:rule_id>", management.HostingForwardingDetailApi.as_view()),

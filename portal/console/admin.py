@@ -481,3 +481,6 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
     @admin.display(description="Amount", ordering="amount_minor")
     def amount(self, entry: LedgerEntry) -> str:
         return ("−" if entry.amount_minor < 0 else "") + _money(abs(entry.amount_minor), entry.currency)
+
+
+from portal.console import quarantine_admin  # noqa: E402,F401  (registers the quarantine and its digest runs)

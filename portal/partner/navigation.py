@@ -18,6 +18,7 @@ SECTIONS = [
     Section("Domains", "portal:account-domains", others_only=True),
     Section("Clients", "portal:clients", partner_only=True),
     Section("Mailboxes", "portal:mailboxes", partner_only=True),
+    Section("Quarantine", "portal:quarantine", partner_only=True),
     Section("Webmail branding", "portal:branding", partner_only=True),
     Section("Webhooks", "portal:webhooks"),
     Section("Billing", "portal:billing"),

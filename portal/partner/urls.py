@@ -14,6 +14,7 @@ from portal.partner import (
     mailboxes,
     partner_contacts,
     pricing,
+    quarantine,
     webhooks,
 )
 
@@ -43,6 +44,8 @@ urlpatterns = [
     path("portal/clients/<int:client_id>/lapse-action/", clients.client_lapse, name="client-lapse-action"),
     path("portal/clients/<int:client_id>/delete/", clients.client_remove, name="client-delete"),
     path("portal/mailboxes/", mailboxes.mailboxes, name="mailboxes"),
+    path("portal/quarantine/", quarantine.quarantine, name="quarantine"),
+    path("portal/quarantine/<str:public_id>/", quarantine.quarantine_act, name="quarantine-act"),
     path("portal/mailboxes/new/", mailboxes.mailbox_new, name="mailbox-new"),
     path("portal/mailboxes/<int:mailbox_id>/", mailboxes.mailbox_detail, name="mailbox"),
     path("portal/mailboxes/<int:mailbox_id>/renew/", mailboxes.mailbox_renew, name="mailbox-renew"),

@@ -13,5 +13,6 @@ urlpatterns = [
     path("settings/", include("portal.webmail.settings_urls")),
     path("contacts/", include("portal.webmail.contacts_urls")),
     path("calendar/", include("portal.webmail.calendar_urls")),
+    path("quarantine/", include("portal.webmail.quarantine_urls")),
     path("", include("portal.webmail.mail_list_urls")),  # last: folders/<path:name>/ takes any deeper path
 ]
