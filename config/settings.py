@@ -445,6 +445,8 @@ RSPAMD_CONTROLLER_URL = env_str("RSPAMD_CONTROLLER_URL").strip().rstrip("/")
 RSPAMD_PASSWORD = env_str("RSPAMD_PASSWORD")
 RSPAMD_REDIS_URL = env_str("RSPAMD_REDIS_URL")
 RSPAMD_TIMEOUT_SECONDS = env_int("RSPAMD_TIMEOUT_SECONDS", 20)
+# The rspamd program `manage.py serve` starts when RSPAMD_URL is empty (a name on PATH or a path).
+RSPAMD_BINARY = env_str("RSPAMD_BINARY", "rspamd")
 if PRODUCTION and RSPAMD_CONTROLLER_URL and not RSPAMD_PASSWORD:
     raise ImproperlyConfigured("RSPAMD_CONTROLLER_URL needs RSPAMD_PASSWORD (the controller's password)")
 # While rspamd (or clamd behind it) cannot be reached the listener answers 451; once it has been

@@ -93,6 +93,8 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
 
 
 def binary(name: str) -> str | None:
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) else None
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin:/usr/bin:/sbin")
 
 
@@ -203,11 +205,12 @@ def start_clamd(directory: Path, database_dir: Path) -> Clamd:
 
 def start_rspamd(directory: Path, *, password: str, redis_url: str, dns_nameservers: list[str] | None = None,
                  clamd: Clamd | None = None, greylist_delay: str = "5min", bayes_min_learns: int | None = None,
-                 hs_cache_dir: Path | None = None, workers: int = 1) -> Rspamd:
-    """rspamd from docker/rspamd/ on free loopback ports; DNS look-ups go to dns_nameservers."""
-    found = binary("rspamd")
+                 hs_cache_dir: Path | None = None, workers: int = 1, wait: bool = True) -> Rspamd:
+    """rspamd from docker/rspamd/ on free loopback ports; DNS look-ups go to dns_nameservers.
+    With wait=False it returns at once (its ports are known); `wait_for_rspamd` waits later."""
+    found = binary(settings.RSPAMD_BINARY)
     if not found:
-        raise ScannerStartError("rspamd is not installed (apt-get install rspamd)")
+        raise ScannerStartError(f"rspamd is not installed ({settings.RSPAMD_BINARY} not found; apt-get install rspamd)")
     if not RSPAMD_MAIN_CONFIG.exists():
         raise ScannerStartError(f"rspamd's main configuration {RSPAMD_MAIN_CONFIG} is missing")
     from urllib.parse import urlsplit
@@ -252,6 +255,13 @@ def start_rspamd(directory: Path, *, password: str, redis_url: str, dns_nameserv
     process = _spawn("rspamd", command, directory, env)
     instance = Rspamd("127.0.0.1", *instance_ports, password=password, directory=directory, process=process,
                       redis_url=redis_url, clamd=clamd, greylist_delay=greylist_delay)
+    if wait:
+        wait_for_rspamd(instance)
+    return instance
+
+
+def wait_for_rspamd(instance: Rspamd, timeout: float = START_TIMEOUT_SECONDS) -> None:
+    """Until both workers answer /ping; ScannerStartError with its log if it exits or takes too long."""
 
     def ready() -> bool:
         import httpx
@@ -263,5 +273,66 @@ def start_rspamd(directory: Path, *, password: str, redis_url: str, dns_nameserv
             return False
         return normal and controller
 
-    _wait(process, ready, "rspamd")
-    return instance
+    _wait(instance.process, ready, "rspamd", timeout)
+
+
+CLAMAV_DATABASE_DIR = Path("/var/lib/clamav")  # where Debian's freshclam keeps the signatures
+
+
+@dataclass
+class EmbeddedScanners:
+    """What `manage.py serve` started: the settings its children get, and what to tell a person."""
+
+    environment: dict[str, str]
+    notes: list[str]
+    rspamd: Rspamd | None = None
+    processes: list[Process] | None = None
+
+    def stop(self) -> None:
+        for process in reversed(self.processes or []):
+            stop(process)
+
+
+def start_embedded(data_dir: Path, *, redis_url: str = "", dns_nameservers: list[str] | None = None,
+                   clamav_database_dir: Path = CLAMAV_DATABASE_DIR, hs_cache_dir: Path | None = None) -> EmbeddedScanners:
+    """A private rspamd for one machine (and a redis-server for it when there is no REDIS_URL, and
+    clamd when signatures are installed). Never raises: what could not be started is in `notes`,
+    and scanning is then off (an empty RSPAMD_URL), which /readyz and the console say too."""
+    import secrets
+
+    directory = data_dir / "rspamd"
+    processes: list[Process] = []
+    notes: list[str] = []
+    try:
+        if not binary(settings.RSPAMD_BINARY):
+            raise ScannerStartError(f"rspamd is not installed ({settings.RSPAMD_BINARY} not found; "
+                                    "scripts/install-system-deps.sh installs it)")
+        if not redis_url:
+            redis = start_redis(directory / "redis")
+            processes.append(redis.process)
+            redis_url = redis.url
+        clamd = None
+        if has_signatures(clamav_database_dir):
+            try:
+                clamd = start_clamd(directory / "clamd", clamav_database_dir)
+                processes.append(clamd.process)
+            except ScannerStartError as error:
+                notes.append(f"Virus scanning is off: clamd did not start ({str(error).splitlines()[0]}).")
+        else:
+            notes.append(f"Virus scanning is off: no ClamAV signatures in {clamav_database_dir} "
+                         "(install clamav-daemon and run freshclam, then restart).")
+        instance = start_rspamd(directory, password=secrets.token_urlsafe(16), redis_url=redis_url,
+                                dns_nameservers=dns_nameservers, clamd=clamd, hs_cache_dir=hs_cache_dir, wait=False)
+        processes.append(instance.process)
+    except ScannerStartError as error:
+        for process in reversed(processes):
+            stop(process)
+        return EmbeddedScanners(
+            environment={"RSPAMD_URL": "", "RSPAMD_CONTROLLER_URL": ""},
+            notes=[f"Scanning is OFF: {str(error).splitlines()[0]}. Inbound mail is not checked for spam "
+                   "or viruses."])
+    notes.insert(0, f"Scanner: rspamd at {instance.url} (log: {instance.process.log_path})")
+    return EmbeddedScanners(
+        environment={"RSPAMD_URL": instance.url, "RSPAMD_CONTROLLER_URL": instance.controller_url,
+                     "RSPAMD_PASSWORD": instance.password, "RSPAMD_REDIS_URL": redis_url},
+        notes=notes, rspamd=instance, processes=processes)

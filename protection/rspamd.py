@@ -8,6 +8,8 @@ the sender retries, so no message is lost or delivered unscanned by accident.
 """
 import json
 import logging
+import os
+import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -136,6 +138,24 @@ class ScannerState:
         return "rspamd: " + ", ".join(parts) + "".join(f". {problem}" for problem in self.problems)
 
 
+_clients: dict[int, httpx.Client] = {}
+_clients_lock = threading.Lock()
+
+
+def _http() -> httpx.Client:
+    """One pooled client per process (kept-alive connections; a fork gets its own): a client made
+    per request costs more CPU than rspamd's answer to a small message."""
+    pid = os.getpid()
+    client = _clients.get(pid)
+    if client is None:
+        with _clients_lock:
+            client = _clients.get(pid)
+            if client is None:
+                client = _clients[pid] = httpx.Client(
+                    limits=httpx.Limits(max_connections=64, max_keepalive_connections=16))
+    return client
+
+
 def _timeout(seconds: float | None = None) -> httpx.Timeout:
     seconds = seconds or settings.RSPAMD_TIMEOUT_SECONDS
     return httpx.Timeout(seconds, connect=min(5.0, seconds))
@@ -143,7 +163,7 @@ def _timeout(seconds: float | None = None) -> httpx.Timeout:
 
 def _post(url: str, raw: bytes, headers: list[tuple[str, bytes]], timeout: float | None = None) -> httpx.Response:
     try:
-        return httpx.post(url, content=raw, headers=headers, timeout=_timeout(timeout))
+        return _http().post(url, content=raw, headers=headers, timeout=_timeout(timeout))
     except httpx.HTTPError as error:
         raise ScannerUnavailable(f"rspamd at {url} did not answer: {error or type(error).__name__}") from error
 
@@ -239,7 +259,7 @@ def bayes_counts(scope: str | None = None) -> dict[str, int]:
             raise ScannerUnavailable(f"rspamd's Redis did not answer: {error}") from error
         return {"ham": int(counts[0] or 0), "spam": int(counts[1] or 0)}
     try:
-        response = httpx.get(f"{_controller()}/stat", headers=_controller_headers(), timeout=_timeout())
+        response = _http().get(f"{_controller()}/stat", headers=_controller_headers(), timeout=_timeout())
         statfiles = response.json()["statfiles"]
     except (httpx.HTTPError, ValueError, KeyError) as error:
         raise ScannerUnavailable(f"rspamd's controller did not answer: {error}") from error
@@ -259,7 +279,7 @@ def _probe_message() -> bytes:
 
 
 def _registered_symbols(timeout: float) -> set[str]:
-    response = httpx.get(f"{_controller()}/symbols", headers=_controller_headers(), timeout=_timeout(timeout))
+    response = _http().get(f"{_controller()}/symbols", headers=_controller_headers(), timeout=_timeout(timeout))
     response.raise_for_status()
     return {rule["symbol"] for group in response.json() for rule in group.get("rules", ())}
 
@@ -272,7 +292,7 @@ def state(timeout: float = PROBE_TIMEOUT_SECONDS) -> ScannerState:
                             problems=("Scanning is off: RSPAMD_URL is not set.",))
     problems = []
     try:
-        rspamd_up = httpx.get(f"{settings.RSPAMD_URL}/ping", timeout=_timeout(timeout)).text.strip() == "pong"
+        rspamd_up = _http().get(f"{settings.RSPAMD_URL}/ping", timeout=_timeout(timeout)).text.strip() == "pong"
     except httpx.HTTPError:
         rspamd_up = False
     if not rspamd_up:

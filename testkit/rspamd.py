@@ -9,6 +9,12 @@ greylisting delay of GREYLIST_DELAY_SECONDS, and Bayes scoring after BAYES_MIN_L
 
 `rspamd_settings` points the app at it (RSPAMD_URL, RSPAMD_CONTROLLER_URL, RSPAMD_PASSWORD,
 RSPAMD_REDIS_URL, DNS_NAMESERVERS through `dns_zone`); without it, tests run with scanning off.
+
+The session's state is shared by every test: greylisting remembers an (IP network, sender,
+recipient) and a message body for the session, and answers "soft reject" to a suspicious message
+(score >= 4) the first time and to any retry within GREYLIST_DELAY_SECONDS ("too early", with no
+other symbols); rspamd's SPF cache keeps a domain's record for minutes. So a test uses recipients,
+bodies and sender domains of its own (a uuid), as protection/tests/test_rspamd.py does.
 """
 import secrets
 import shutil
