@@ -117,7 +117,8 @@ def _wait_listening(instance: Postfix, timeout: float = 20) -> None:
 
 @contextmanager
 def postfix(*, lmtp: str, relayhost: str = "", **main_cf: str):
-    """A running instance whose hosted mail goes to `lmtp` (host:port of the app's listener) and
+    """A running instance whose hosted mail goes to `lmtp` (host:port of the app's listener: port 25
+    proxies to it, queued mail goes over LMTP) and
     whose outbound mail goes to `relayhost` (host:port; empty: delivered directly, by MX)."""
     binary = shutil.which("postfix", path="/usr/sbin:/usr/local/sbin")
     if not binary or not DEBIAN_MASTER.exists():
@@ -139,7 +140,8 @@ def postfix(*, lmtp: str, relayhost: str = "", **main_cf: str):
         "queue_directory": str(directory / "spool"), "data_directory": str(directory / "lib"),
         "maillog_file_prefixes": str(directory), "maillog_file": str(directory / "postfix.log"),
         "inet_interfaces": "127.0.0.1", "inet_protocols": "ipv4",
-        "virtual_transport": f"lmtp:inet:{lmtp}", "relayhost": f"[{relayhost.replace(':', ']:')}" if relayhost else "",
+        "virtual_transport": f"lmtp:inet:{lmtp}", "mailwell_inbound_filter": f"inet:{lmtp}",
+        "relayhost": f"[{relayhost.replace(':', ']:')}" if relayhost else "",
         "virtual_mailbox_domains": f"{table}/virtual-domains.cf",
         "virtual_mailbox_maps": f"{table}/virtual-mailboxes.cf",
         "smtpd_sender_login_maps": f"{table}/sender-logins.cf",

@@ -25,6 +25,7 @@ from mailcore.store.factory import store_for
 from protection.local_scanners import EICAR
 from protection.models import DomainPolicy, Quarantined, SenderRule
 from protection.screening import DOWN_SINCE_KEY
+from testkit.postfix import postfix
 from testkit.rspamd import GREYLIST_DELAY_SECONDS, GTUBE, start_test_rspamd, stop_test_rspamd
 from testkit.smtp_sink import inbound_listener, smtp_sink
 
@@ -340,3 +341,25 @@ def test_rspamd_killed_in_the_middle_of_a_burst_loses_nothing_it_acknowledged(si
     assert 451 in replies.values() and len(accepted) >= 6
     stored = sorted(message["Subject"] for message in site.stored("INBOX") + site.stored("Junk"))
     assert stored == accepted  # every acknowledged message is there, once; nothing deferred was kept
+
+
+def test_through_postfixs_port_25_spam_is_refused_in_the_senders_own_session(site, dns_zone):
+    if site.store.__class__.__name__ != "EmbeddedStore":
+        pytest.skip("Postfix's proxy is the same for both stores")
+    bob = mailbox_create(domain=site.mailbox.domain, local_part="bob", password="bob password 1")
+    with postfix(lmtp=f"127.0.0.1:{site.listener}", mynetworks="192.0.2.0/24") as mta, \
+            smtplib.SMTP("127.0.0.1", mta.ports["smtp"], timeout=60) as client:
+        client.ehlo("mx.spoofer.test")
+        spam = (client.mail("bea@sender.test"), client.rcpt(site.mailbox.address),
+                client.data(message(sender="Bea <bea@sender.test>", body=GTUBE)))
+        client.rset()
+        second = (client.mail("bea@sender.test"), client.rcpt(site.mailbox.address),
+                  client.rcpt(bob.address))
+        client.rset()
+        accepted = (client.mail("bea@sender.test"), client.rcpt(site.mailbox.address),
+                    client.data(message(sender="Bea <bea@sender.test>", subject="Through Postfix")))
+
+    assert spam[2] == (550, b"5.7.1 Message refused as spam (score 15.0)")
+    assert second[2][0] == 452 and b"One recipient per transaction" in second[2][1]
+    assert accepted[2][0] == 250
+    assert [stored["Subject"] for stored in site.stored("INBOX") + site.stored("Junk")] == ["Through Postfix"]
