@@ -3,7 +3,8 @@
 alice owns a premium account, bob is her teammate in the same account, charlie is a stranger
 with an account of his own who must get 404 for everything of alice's; ann@example.test is
 alice's hosted mailbox and `stranger` an API client with charlie's key. `relay` is a real SMTP
-server taking outgoing mail, `receiver` a real HTTPS webhook receiver (testkit/).
+server taking outgoing mail, `receiver` a real HTTPS webhook receiver, `rspamd_settings` the
+session's rspamd (with clamd behind it) scanning for this test (testkit/).
 """
 import shutil
 import tempfile
@@ -15,6 +16,8 @@ from rest_framework.test import APIClient
 
 from testkit.dns_server import _dns_server, dns_zone  # noqa: F401 (fixtures)
 from testkit.dovecot import dovecot, imap_settings, plans  # noqa: F401 (fixtures)
+from testkit.clamd import clamd  # noqa: F401 (fixtures)
+from testkit.rspamd import rspamd, rspamd_settings  # noqa: F401 (fixtures)
 from mailcore.apikeys.scopes import USER_SCOPES
 from testkit.clients import login_client, new_key
 from testkit.factories import UserFactory, make_mailbox

@@ -20,7 +20,7 @@ from pathlib import Path
 from support import PYTHON, ROOT, git_commit, load_average, log, rows_table
 
 # In the order of issue 18's points; the older benchmarks last.
-SCRIPTS = ["send", "dispatch", "webhooks", "inbound", "inbox", "scale", "campaigns", "tls_allowed", "dav"]
+SCRIPTS = ["send", "dispatch", "webhooks", "inbound", "scanning", "inbox", "scale", "campaigns", "tls_allowed", "dav"]
 
 
 def run_script(name: str, rows_file: Path, full: bool, logs: Path, stamp: str) -> tuple[int, float]:

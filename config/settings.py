@@ -433,6 +433,19 @@ GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")
 DNS_NAMESERVERS = env_list("DNS_NAMESERVERS")
 DNS_TIMEOUT_SECONDS = env_int("DNS_TIMEOUT_SECONDS", 5)
 
+# Inbound protection: rspamd's normal worker (checks) and controller (learning, counts), the
+# controller's password, and rspamd's own Redis (per-mailbox Bayes counts). Empty RSPAMD_URL means
+# scanning is off, said so on /readyz, the console and `manage.py serve` (docs/protection.md).
+RSPAMD_URL = env_str("RSPAMD_URL").strip().rstrip("/")
+RSPAMD_CONTROLLER_URL = env_str("RSPAMD_CONTROLLER_URL").strip().rstrip("/")
+RSPAMD_PASSWORD = env_str("RSPAMD_PASSWORD")
+RSPAMD_REDIS_URL = env_str("RSPAMD_REDIS_URL")
+RSPAMD_TIMEOUT_SECONDS = env_int("RSPAMD_TIMEOUT_SECONDS", 20)
+# The rspamd program `manage.py serve` starts when RSPAMD_URL is empty (a name on PATH or a path).
+RSPAMD_BINARY = env_str("RSPAMD_BINARY", "rspamd")
+if PRODUCTION and RSPAMD_CONTROLLER_URL and not RSPAMD_PASSWORD:
+    raise ImproperlyConfigured("RSPAMD_CONTROLLER_URL needs RSPAMD_PASSWORD (the controller's password)")
+
 # Request bodies up to 50 MB: a send with the largest plan's 35 MB of attachments, base64-encoded.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 50 * 1024 * 1024)
 

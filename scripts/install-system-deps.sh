@@ -4,17 +4,20 @@
 # configures for production, Postfix with its PostgreSQL and SQLite tables (docker/postfix/, started
 # as a private instance by testkit/postfix.py), Chromium for the browser journeys in e2e/ (Playwright drives
 # Debian's build; it never downloads one), Caddy, which runs docker/caddy/Caddyfile in a test, and
-# docker-compose (its `config` checks docker/compose.yaml; no Docker engine is installed or needed).
+# docker-compose (its `config` checks docker/compose.yaml; no Docker engine is installed or needed),
+# rspamd with a redis-server of its own and clamd (docker/rspamd/, started privately by
+# testkit/rspamd.py and testkit/clamd.py, and by `make run`; clamd reads a signature file the test
+# writes, so freshclam never runs).
 # Idempotent: installs only what is missing. Needs root (CI runs as root); prints what to run otherwise.
 set -euo pipefail
 
 packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite dovecot-sieve postfix postfix-pgsql postfix-sqlite
-          chromium caddy docker-compose)
+          chromium caddy docker-compose rspamd redis-server clamav-daemon)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-if [[ ${#missing[@]} -eq 0 ]] && PATH="$PATH:/usr/sbin" command -v dovecot postfix >/dev/null; then
+if [[ ${#missing[@]} -eq 0 ]] && PATH="$PATH:/usr/sbin" command -v dovecot postfix rspamd clamd >/dev/null; then
   exit 0
 fi
 

@@ -4,7 +4,7 @@ import threading
 from dataclasses import dataclass, field
 
 import pytest
-from dnslib import CNAME, MX, QTYPE, RR, TXT, A, DNSLabel
+from dnslib import CNAME, MX, PTR, QTYPE, RR, TXT, A, DNSLabel
 from dnslib.server import BaseResolver, DNSServer
 
 
@@ -43,6 +43,8 @@ class Zone(BaseResolver):
                 rdata = MX(DNSLabel(host), int(preference))
             elif rdtype == "CNAME":
                 rdata = CNAME(DNSLabel(value))
+            elif rdtype == "PTR":
+                rdata = PTR(DNSLabel(value))
             else:
                 rdata = A(value)
             reply.add_answer(RR(request.q.qname, request.q.qtype, rdata=rdata, ttl=1))

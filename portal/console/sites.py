@@ -6,15 +6,21 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
 from portal.console.mfa import mfa_detour, passed_mfa
+from protection.scanner_status import scanner_state
 
 
 class OperatorSite(admin.AdminSite):
     site_header = "Mailwell operator console"
     site_title = "Mailwell operators"
     index_title = "Operator console"
+    index_template = "admin/operator/index.html"
 
     def has_permission(self, request: HttpRequest) -> bool:
         return super().has_permission(request) and passed_mfa(request)
+
+    def index(self, request: HttpRequest, extra_context=None) -> HttpResponse:
+        """The console's first page says which scanners are on (asked fresh)."""
+        return super().index(request, {**(extra_context or {}), "scanners": scanner_state(fresh=True)})
 
     def login(self, request: HttpRequest, extra_context=None) -> HttpResponse:
         """Every view without permission lands here: allauth's login for visitors, 403 for non-staff."""

@@ -1,6 +1,7 @@
 """/healthz: the process answers. /readyz: it can do its work: the database, and each service the
-settings name (Redis, Dovecot's IMAP, the SMTP relay) answers within READY_TIMEOUT_SECONDS.
-A load balancer sends traffic only to a ready instance; the answer names what is not ready."""
+settings name (Redis, Dovecot's IMAP, the SMTP relay, rspamd and clamd behind it) answers within
+READY_TIMEOUT_SECONDS. A load balancer sends traffic only to a ready instance; the answer names what
+is not ready, and `scanners` says which scanners are on (scanning off is ready, and said so)."""
 import socket
 import ssl
 
@@ -11,6 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from mailcore.outbound.relay import relay_reachable
+from protection import rspamd
 
 READY_TIMEOUT_SECONDS = 2
 
@@ -65,10 +67,26 @@ def checks() -> dict:
     return found
 
 
+def _scanners(results: dict) -> dict:
+    """Which scanners are on; rspamd, and clamd when an antivirus rule is configured, are checks."""
+    state = rspamd.state(timeout=READY_TIMEOUT_SECONDS)
+    if state.configured:
+        results["rspamd"] = "ok" if state.rspamd else "failed: rspamd does not answer"
+        if state.antivirus_configured:
+            results["clamav"] = "ok" if state.clamav else "failed: clamd does not answer rspamd"
+    return {
+        "rspamd": "on" if state.rspamd else ("down" if state.configured else "off"),
+        "clamav": "on" if state.clamav else ("down" if state.antivirus_configured and state.rspamd else "off"),
+        "bayes": "on" if state.bayes else "off",
+        "summary": state.summary,
+    }
+
+
 @never_cache
 @require_GET
 def readyz(request):
     results = {}
+    scanners = _scanners(results)
     for name, check in checks().items():
         try:
             check()
@@ -76,4 +94,5 @@ def readyz(request):
         except Exception as error:  # noqa: BLE001 - any failure means not ready; its kind is the answer
             results[name] = f"failed: {error.__class__.__name__}"
     ready = all(result == "ok" for result in results.values())
-    return JsonResponse({"status": "ready" if ready else "not ready", "checks": results}, status=200 if ready else 503)
+    return JsonResponse({"status": "ready" if ready else "not ready", "checks": results, "scanners": scanners},
+                        status=200 if ready else 503)

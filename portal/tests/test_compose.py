@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 DOCKER = Path(__file__).resolve().parents[2] / "docker"
-SECRETS = "SECRET_KEY=s\nPOSTGRES_PASSWORD=p\nDOVECOT_MASTER_PASSWORD=m\nPOSTFIX_DB_PASSWORD=f\n"
+SECRETS = "SECRET_KEY=s\nPOSTGRES_PASSWORD=p\nDOVECOT_MASTER_PASSWORD=m\nPOSTFIX_DB_PASSWORD=f\nRSPAMD_PASSWORD=r\n"
 
 
 def config(tmp_path: Path, env: str) -> subprocess.CompletedProcess:
@@ -29,9 +29,9 @@ def test_the_compose_file_is_valid_with_health_checks_and_named_volumes(tmp_path
 
     services = compose["services"]
     assert set(services) == {"web", "worker", "inbound", "submission-intake", "dovecot", "postfix", "caddy",
-                             "postgres", "redis"}
+                             "postgres", "redis", "rspamd", "rspamd-redis", "clamav"}
     assert {name for name, service in services.items() if "healthcheck" in service} >= {
-        "web", "worker", "inbound", "submission-intake", "dovecot", "postgres", "redis"}
+        "web", "worker", "inbound", "submission-intake", "dovecot", "postgres", "redis", "rspamd", "rspamd-redis"}
     default_net = compose["networks"]["default"]["ipam"]["config"][0]
     # Master logins and trusted logins from the services' addresses, never from the gateway that
     # Docker's port proxy connects from.
@@ -56,13 +56,32 @@ def test_only_postfix_reaches_the_submission_intake_and_dovecots_auth(tmp_path):
     assert f"smtpd_sasl_path = inet:{auth}:12345" in main_cf
     assert f"address = {auth}" in (DOCKER / "dovecot/dovecot.conf").read_text()
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
-    assert set(compose["volumes"]) == {"caddy", "data", "mail", "pg", "postfix-queue", "redis"}
+    assert set(compose["volumes"]) == {"caddy", "clamav", "data", "mail", "pg", "postfix-queue", "redis", "rspamd",
+                                       "rspamd-redis"}
     assert services["postfix"]["build"]["context"].endswith("docker/postfix")  # our image, from the tested files
     assert services["web"]["environment"]["DATABASE_URL"] == "postgres://mailwell:p@postgres:5432/mailwell"
 
 
-@pytest.mark.parametrize("missing", ["POSTGRES_PASSWORD", "DOVECOT_MASTER_PASSWORD", "POSTFIX_DB_PASSWORD"])
+@pytest.mark.parametrize("missing", ["POSTGRES_PASSWORD", "DOVECOT_MASTER_PASSWORD", "POSTFIX_DB_PASSWORD",
+                                     "RSPAMD_PASSWORD"])
 def test_a_missing_password_stops_it_by_name(tmp_path, missing):
     env = "".join(line + "\n" for line in SECRETS.splitlines() if not line.startswith(missing))
     result = config(tmp_path, env)
     assert result.returncode != 0 and f"set {missing} in docker/.env" in result.stderr
+
+
+def test_the_scanner_shares_the_apps_dns_setting_and_clamav_is_an_optional_profile(tmp_path):
+    """rspamd resolves through DNS_NAMESERVERS as the app does; ClamAV starts only with its profile,
+    and rspamd asks it only when CLAMD_SERVERS names it."""
+    env = SECRETS + "DNS_NAMESERVERS=10.0.0.53\n"
+    plain = yaml.safe_load(config(tmp_path / "plain", env).stdout)
+    with_clamav = yaml.safe_load(config(tmp_path / "clamav", env + "CLAMD_SERVERS=clamav:3310\n").stdout)
+
+    rspamd = plain["services"]["rspamd"]
+    assert rspamd["environment"]["RSPAMD_DNS_NAMESERVERS"] == "10.0.0.53"
+    assert rspamd["environment"]["RSPAMD_CONTROLLER_PASSWORD"] == plain["services"]["web"]["environment"]["RSPAMD_PASSWORD"]
+    assert rspamd["environment"]["RSPAMD_CLAMD_SERVERS"] == ""
+    assert "ports" not in rspamd and "ports" not in plain["services"]["rspamd-redis"]
+    assert plain["services"]["inbound"]["environment"]["RSPAMD_URL"] == "http://rspamd:11333"
+    assert plain["services"]["clamav"]["profiles"] == ["clamav"]  # started only with COMPOSE_PROFILES=clamav
+    assert with_clamav["services"]["rspamd"]["environment"]["RSPAMD_CLAMD_SERVERS"] == "clamav:3310"

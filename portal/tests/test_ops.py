@@ -30,7 +30,45 @@ def test_readyz_checks_the_database_and_each_service_the_settings_name(client, s
         response = client.get("/readyz")
 
     assert response.status_code == 200
-    assert response.json() == {"status": "ready", "checks": {"database": "ok", "redis": "ok", "relay": "ok"}}
+    assert response.json()["status"] == "ready"
+    assert response.json()["checks"] == {"database": "ok", "redis": "ok", "relay": "ok"}
+
+
+def test_readyz_says_plainly_that_scanning_is_off_without_rspamd(client, settings):
+    settings.RSPAMD_URL = ""
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 200
+    assert response.json()["scanners"] == {
+        "rspamd": "off", "clamav": "off", "bayes": "off",
+        "summary": "Scanning is off: RSPAMD_URL is not set, so inbound mail is not scanned for spam or viruses.",
+    }
+    assert "rspamd" not in response.json()["checks"]
+
+
+def test_readyz_checks_rspamd_and_clamd_and_says_which_scanners_are_on(client, rspamd_settings):
+    response = client.get("/readyz")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["rspamd"] == "ok"
+    assert response.json()["checks"]["clamav"] == "ok"
+    assert response.json()["scanners"] == {
+        "rspamd": "on", "clamav": "on", "bayes": "on",
+        "summary": "rspamd: spam scanning on, virus scanning on, learning on",
+    }
+
+
+def test_readyz_is_503_when_rspamd_does_not_answer(client, settings):
+    settings.RSPAMD_URL = f"http://127.0.0.1:{free_port()}"
+    settings.RSPAMD_CONTROLLER_URL = f"http://127.0.0.1:{free_port()}"
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["rspamd"] == "failed: rspamd does not answer"
+    assert response.json()["scanners"]["rspamd"] == "down"
+    assert "inbound mail is deferred (451)" in response.json()["scanners"]["summary"]
 
 
 def test_readyz_is_503_naming_what_is_not_ready(client, settings):

@@ -1,6 +1,9 @@
-"""What every webmail page's frame shows (folders with unread counts, the mailbox's labels), read at
-most once per request and only when a template asks: the `webmail` template variable."""
+"""What every webmail page's frame shows (folders with unread counts, the mailbox's labels, and for
+an operator which scanners are on), read at most once per request and only when a template asks:
+the `webmail` template variable."""
 from functools import cached_property
+
+from django.conf import settings
 
 from mailcore.errors import DomainError
 from mailcore.inbox.services import inbox_folders, inbox_folders_started
@@ -8,12 +11,24 @@ from mailcore.mailboxes.selectors import labels_for_mailbox
 from mailcore.sending.failures import failure_summary, send_failures_open
 from mailcore.store.base import Folder
 from portal.webmail.access import webmail_session
+from protection.scanner_status import scanner_state
 
 
 class WebmailFrame:
-    def __init__(self, mailbox):
+    def __init__(self, mailbox, request=None):
         self.mailbox = mailbox
+        self.request = request
         self._folders_started = None
+
+    @cached_property
+    def operator_scanners(self) -> str:
+        """For the operator only (signed in as staff on this host, or anyone on a development machine,
+        where whoever ran `make run` is the operator): which scanners are on, in one sentence."""
+        user = getattr(self.request, "user", None)
+        operator = user is not None and user.is_authenticated and user.is_staff
+        if settings.PRODUCTION and not operator:
+            return ""
+        return scanner_state().summary
 
     def start_folders(self) -> None:
         """Begin reading the folders beside the page's own mail server work; `folders` waits for them."""
@@ -50,7 +65,7 @@ def webmail_frame(request) -> WebmailFrame | None:
     """The signed-in mailbox's frame, cached on the request; None outside a webmail session."""
     if not hasattr(request, "_webmail_frame"):
         session = webmail_session(request)
-        request._webmail_frame = WebmailFrame(session.mailbox) if session is not None else None
+        request._webmail_frame = WebmailFrame(session.mailbox, request) if session is not None else None
     return request._webmail_frame
 
 
