@@ -670,7 +670,7 @@ def test_a_key_without_the_tools_scope_gets_json_rpc_error_32603(api, alice, mai
 
 def test_a_key_without_tool_scopes_can_still_list_the_tools(api, alice, mailbox):
     response = rpc(api, new_key(alice, scopes=["domains:read"]), "tools/list")
-    assert len(response.json()["result"]["tools"]) == 4
+    assert len(response.json()["result"]["tools"]) == 6
 
 
 # connected mailboxes (agent tools rule 2)
