@@ -694,7 +694,8 @@ def test_connected_mailboxes_on_addresses_hosted_here_from_before_the_proof_are_
               connect(charlie.account, "ann+news@example.test"), connect(charlie.account, "nobody@example.test"),
               connect(alice.account, "info@example.test")]
     kept = [connect(charlie.account, "me@elsewhere.test"), connect(alice.account, "other@example.test")]
-    MigrationExecutor(db).migrate([forget])
+    forward = MigrationExecutor(db)  # to the newest schema again (later migrations change tables the API reads)
+    forward.migrate(forward.loader.graph.leaf_nodes())
 
     assert set(Mailbox.objects.filter(kind=Mailbox.Kind.CONNECTED).values_list("pk", flat=True)) == {
         mailbox.pk for mailbox in kept}

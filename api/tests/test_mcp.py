@@ -388,9 +388,10 @@ def test_2026_notifications_are_202_and_responses_are_refused(api, key):
 # tools/list
 
 
-def test_tools_list_has_the_four_tools_with_their_json_schemas(api, key):
+def test_tools_list_has_the_six_tools_with_their_json_schemas(api, key):
     tools = {tool["name"]: tool for tool in rpc(api, key, "tools/list").json()["result"]["tools"]}
-    assert list(tools) == ["send_email", "list_mailboxes", "search_emails", "list_recent_messages"]
+    assert list(tools) == ["send_email", "list_mailboxes", "search_emails", "list_recent_messages", "mark_spam",
+                           "mark_not_spam"]
     send = tools["send_email"]["inputSchema"]
     assert send["type"] == "object" and send["additionalProperties"] is False
     assert send["required"] == ["from_email", "to", "subject"]
@@ -408,6 +409,9 @@ def test_tools_list_has_the_four_tools_with_their_json_schemas(api, key):
         assert tool["title"] == tool["annotations"]["title"]
     assert tools["send_email"]["annotations"]["readOnlyHint"] is False
     assert tools["search_emails"]["annotations"]["readOnlyHint"] is True
+    for name in ("mark_spam", "mark_not_spam"):
+        assert tools[name]["inputSchema"]["required"] == ["email", "uids"]
+        assert tools[name]["annotations"]["readOnlyHint"] is False
 
 
 @pytest.mark.parametrize("name", list(TOOLS))
@@ -416,7 +420,8 @@ def test_each_input_schema_matches_the_serializer_that_validates_it(name):
 
     serializer = {"send_email": module.SendEmailArguments, "list_mailboxes": module.NoArguments,
                   "search_emails": module.SearchEmailsArguments,
-                  "list_recent_messages": module.ListRecentMessagesArguments}[name]()
+                  "list_recent_messages": module.ListRecentMessagesArguments,
+                  "mark_spam": module.LearnArguments, "mark_not_spam": module.LearnArguments}[name]()
     schema = TOOLS[name].input_schema
     assert set(schema["properties"]) == set(serializer.fields)
     assert set(schema["required"]) == {field for field, spec in serializer.fields.items() if spec.required}
@@ -665,7 +670,7 @@ def test_a_key_without_the_tools_scope_gets_json_rpc_error_32603(api, alice, mai
 
 def test_a_key_without_tool_scopes_can_still_list_the_tools(api, alice, mailbox):
     response = rpc(api, new_key(alice, scopes=["domains:read"]), "tools/list")
-    assert len(response.json()["result"]["tools"]) == 4
+    assert len(response.json()["result"]["tools"]) == 6
 
 
 # connected mailboxes (agent tools rule 2)

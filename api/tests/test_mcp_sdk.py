@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)  # the live server reads th
 ADDRESS = "agent@example.test"
 SDK1_PYTHON = Path(settings.BASE_DIR) / ".venv" / "mcp1" / "bin" / "python"
 SDK1_CLIENT = Path(__file__).parent / "mcp_clients" / "sdk1_client.py"
-TOOL_NAMES = ["send_email", "list_mailboxes", "search_emails", "list_recent_messages"]
+TOOL_NAMES = ["send_email", "list_mailboxes", "search_emails", "list_recent_messages", "mark_spam", "mark_not_spam"]
 CALLS = [
     ("list_mailboxes", {}),
     ("list_recent_messages", {"email": ADDRESS, "per_page": 2}),

@@ -42,6 +42,8 @@ from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.services import client_create, hosting_partner_enable, slots_grant
 from mailcore.sending.models import SendFailure
+from mailcore.sending.held import send_hold
+from mailcore.sending.screening import Hold
 from mailcore.sending.services import SendRequest, mail_send
 from mailcore.store.factory import store_for
 from mailcore.webhooks.services import endpoint_create
@@ -72,6 +74,8 @@ ROUTES = {
     "labels/<int:label_id>": "api",
     "domains/<int:domain_id>": "api",
     "mail/scheduled/<int:scheduled_id>": "api",
+    "mail/held/<int:held_id>/release": "api",
+    "mail/held/<int:held_id>/reject": "api",
     "mail/templates/<int:template_id>": "api",
     "mailboxes/connected/<int:mailbox_id>": "api",
     "webhooks/<int:webhook_id>": "api",
@@ -287,6 +291,9 @@ class World:
         scheduled = mail_send(account=alice.account, user=alice, request=SendRequest(
             from_email=mailbox.address, to=["reader@elsewhere.test"], subject="Later", body_text="later",
             scheduled_at=datetime.now(UTC) + timedelta(days=3)))
+        held = mail_send(account=alice.account, user=alice, request=SendRequest(
+            from_email=mailbox.address, to=["reader@elsewhere.test"], subject="Held", body_text="held"))
+        send_hold(held, Hold(score=15.0, threshold=10.0, reasons=("Gtube pattern",)))
         failure = SendFailure.objects.create(message=scheduled, mailbox=mailbox, draft_uid=draft, recipients=[
             {"recipient": "reader@elsewhere.test", "reply": "550 5.1.1 No such user"}])
         book = client_address_book(client=client)
@@ -338,7 +345,7 @@ class World:
                                            imap_port=993, imap_username="me")
         self.api_values = {"key_id": key.pk, "uid": uid, "index": 2, "contact_id": own_contact.pk,
                            "event_id": event.pk, "label_id": label, "scheduled_id": scheduled.pk,
-                           "template_id": template, "webhook_id": endpoint.pk, "delivery_id": delivery.pk,
+                           "held_id": held.pk, "template_id": template, "webhook_id": endpoint.pk, "delivery_id": delivery.pk,
                            "domain_id": domain.pk, "mailbox_id": connected.pk,
                            "calendar_id": work.pk, "task_id": task.pk, "book_id": suppliers.pk}
         self.api_query = f"?email={mailbox.address}&folder=Secret"
