@@ -26,6 +26,7 @@ from mailcore.inbox.services import inbox_attachment, message_delete, message_up
 from mailcore.store.base import MessageNotFound, StoreUnavailable
 from protection.authentication import message_authentication
 from protection.learning import learning_outcome, messages_mark_not_spam, messages_mark_spam
+from protection.reasons import junk_explanation
 from webmail.reading import message_images_always, message_open
 from portal.webmail.access import owner_required
 from portal.webmail.frame import webmail_frame
@@ -61,12 +62,14 @@ def message(request, mailbox, name: str, uid: int):
     except DomainError as exc:
         raise Http404("No such message.") from exc
     frame = webmail_frame(request)
+    in_junk = _folder_with_use(frame, "\\Junk") == shown.folder
     response = render(request, "webmail/message.html", {
         "mailbox": mailbox, "folder": name, "shown": shown, "frame_sandbox": FRAME_SANDBOX,
         "move_targets": [found.name for found in frame.folders if found.name != shown.folder],
         "in_trash": _folder_with_use(frame, "\\Trash") in (None, shown.folder),
         "archive": _folder_with_use(frame, "\\Archive") not in (None, shown.folder),
-        "in_junk": _folder_with_use(frame, "\\Junk") == shown.folder,
+        "in_junk": in_junk,
+        "junk": junk_explanation(shown.found.message.headers) if in_junk else None,
         "invitation": _invitation_card(mailbox, shown),
         "authentication": message_authentication(shown.found.message.headers),
     })

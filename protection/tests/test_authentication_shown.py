@@ -62,3 +62,5 @@ def test_a_spoofed_message_in_junk_shows_its_failure_to_its_owner(owner, dns_zon
     assert client.post("/webmail/", {"address": ADDRESS, "password": PASSWORD}).status_code == 302
     page = client.get(f"/webmail/folders/Junk/messages/{listed['uid']}/").content.decode()
     assert "This message claims to be from paypal.test but was not sent by paypal.test&#x27;s servers." in page
+    assert "Why this is in Junk" in page
+    assert "The sender&#x27;s domain says mail like this is suspect (DMARC)." in page
