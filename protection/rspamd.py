@@ -191,13 +191,18 @@ def _parse_scan(response: httpx.Response) -> Scan:
         raise ScannerUnavailable(f"rspamd's answer was not understood: {response.text[:200]}") from error
 
 
+# rspamd's per-message settings (its HTTP protocol's Settings header): the greylist module's two symbols off.
+NO_GREYLISTING = b'{"symbols_disabled": ["GREYLIST_CHECK", "GREYLIST_SAVE"]}'
+
+
 def check(raw: bytes, *, client_ip: str, helo: str, envelope_from: str, recipients: Iterable[str],
           user: str | None = None, deliver_to: str | None = None, client_hostname: str | None = None,
-          timeout: float | None = None) -> Scan:
+          greylist: bool = True, timeout: float | None = None) -> Scan:
     """Scan one message with the SMTP session's facts. `user` is the authenticated submitter
     (outbound); `deliver_to` is the mailbox whose Bayes scope applies (else the first recipient);
     `client_hostname` the client's verified reverse name if the MTA knows it (XFORWARD NAME),
-    else rspamd looks it up itself."""
+    else rspamd looks it up itself. `greylist=False` (a domain that does not greylist) turns rspamd's
+    greylisting off for this scan, so it never answers a retry early with no score."""
     if not settings.RSPAMD_URL:
         raise ScannerUnavailable("Scanning is off (RSPAMD_URL is not set).")
     headers = [("Helo", _header(helo or "unknown")), ("From", _header(envelope_from or ""))]
@@ -210,6 +215,8 @@ def check(raw: bytes, *, client_ip: str, helo: str, envelope_from: str, recipien
         headers.append(("Deliver-To", _header(deliver_to)))
     if client_hostname and client_hostname.lower() not in {"unknown", "[unknown]"}:
         headers.append(("Hostname", _header(client_hostname)))
+    if not greylist:
+        headers.append(("Settings", NO_GREYLISTING))
     return _parse_scan(_post(f"{settings.RSPAMD_URL}/checkv2", raw, headers, timeout))
 
 

@@ -67,6 +67,7 @@ def screen(*, raw: bytes, arriving: Arriving, mailboxes: dict[str, Mailbox]) -> 
                 scans[mailbox.pk] = rspamd.check(
                     raw, client_ip=arriving.client_ip or "", helo=arriving.helo or "",
                     envelope_from=arriving.envelope_from, deliver_to=mailbox.address,
+                    greylist=thresholds_for(mailbox).greylist,
                     recipients=[other for other, box in mailboxes.items() if box.pk == mailbox.pk])
         if any(scan.antivirus_failed for scan in scans.values()):
             raise rspamd.ScannerUnavailable("clamd did not answer rspamd")

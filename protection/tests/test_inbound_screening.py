@@ -288,6 +288,22 @@ def test_a_greylisted_sender_is_asked_to_retry_and_its_retry_after_the_delay_is_
     assert len(kept) == 1, [(item.score, item.reasons) for item in Quarantined.objects.all()]
 
 
+def test_a_domain_that_does_not_greylist_gets_a_full_score_for_a_quick_resend(site, dns_zone):
+    """rspamd greylists by itself; for a domain with greylisting off it is told not to, so a resend
+    inside the delay is scored in full instead of answered early with no score."""
+    dns_zone.set("paypal.test", "TXT", "v=spf1 ip4:192.0.2.25 -all")
+    raw = message(subject="URGENT verify your account now",
+                  body=f"Click here to verify your account password. Reference {uuid.uuid4().hex}")
+
+    answers = [site.send(raw, envelope_from="service@paypal.test", ip="198.51.100.8", helo="unknown")[0]
+               for _ in range(2)]
+
+    assert answers == [250, 250]
+    scores = ([float(copy["X-Spam-Score"]) for copy in site.stored("INBOX") + site.stored("Junk")]
+              + [held.score for held in Quarantined.objects.filter(mailbox=site.mailbox)])
+    assert len(scores) == 2 and all(score > 0 for score in scores), scores
+
+
 def test_with_rspamd_unreachable_mail_is_deferred_then_accepted_unscanned_and_marked(site, settings):
     from protection.local_scanners import free_port
 
