@@ -91,11 +91,18 @@ def _verdict(mailbox: Mailbox, scan: rspamd.Scan, screened: bytes, arriving: Arr
         return Verdict(Action.REFUSE, _virus_reply(scan.virus))
     thresholds = thresholds_for(mailbox)
     dmarc_passed = scan.dmarc != "fail"
-    listed = None
-    for sender in dict.fromkeys(filter(None, [_from_address(screened), arriving.envelope_from])):
-        listed = sender_listed(mailbox, sender=sender, dmarc_passed=dmarc_passed)
-        if listed:
-            break
+    from_address = _from_address(screened)
+    found = []
+    for sender in dict.fromkeys(filter(None, [from_address, arriving.envelope_from])):
+        kind = sender_listed(mailbox, sender=sender, dmarc_passed=dmarc_passed)
+        if kind == "allow" and from_address and sender != from_address and (
+                sender.rpartition("@")[2].lower() != from_address.rpartition("@")[2]):
+            # An allowed envelope sender never vouches for another domain's From line (DMARC checks
+            # the From domain, not the envelope's: MAIL FROM an allowed address, From: anyone).
+            kind = None
+        found.append(kind)
+    # A block of either the From address or the envelope sender refuses, whatever allows the other.
+    listed = "block" if "block" in found else ("allow" if "allow" in found else None)
     if listed == "block":
         return Verdict(Action.REFUSE, BLOCKED)
     if scan.dmarc == "fail" and scan.dmarc_policy == "reject":
