@@ -21,6 +21,7 @@ from django.core.cache import cache
 from mailcore.inbound.screening import (SCREENING_UNAVAILABLE, VERDICT_HEADER, Action, Arriving, Screening,
                                         Verdict)
 from mailcore.mailboxes.models import Mailbox
+from mailcore.store.authresults import parse as parse_authentication_results
 from mailcore.store.base import with_headers
 from mailcore.store.reading import header, parse_headers
 from protection import rspamd
@@ -226,7 +227,11 @@ def _is_ours(field: bytes) -> bool:
         return False
     unfolded = b" ".join(value.split())
     authserv = re.sub(rb"\([^)]*\)", b"", unfolded.partition(b";")[0]).strip().split(b" ")[0].strip(b'"')
-    return authserv.decode("utf-8", "replace").lower() == settings.MAIL_HOST.lower()
+    ours = settings.MAIL_HOST.lower()
+    # Also as the reader sees it (mailcore.store.authresults: escaped and nested comments), so a header
+    # this check misreads can never be read back as ours.
+    return authserv.decode("utf-8", "replace").lower() == ours or (
+        parse_authentication_results(value.decode("utf-8", "replace"))[0] == ours)
 
 
 def _from_address(raw: bytes) -> str:
