@@ -21,6 +21,7 @@ from django.core.cache import cache
 from mailcore.inbound.screening import (SCREENING_UNAVAILABLE, VERDICT_HEADER, Action, Arriving, Screening,
                                         Verdict)
 from mailcore.mailboxes.models import Mailbox
+from mailcore.store.authresults import parse as parse_authentication_results
 from mailcore.store.base import with_headers
 from mailcore.store.reading import header, parse_headers
 from protection import rspamd
@@ -92,11 +93,18 @@ def _verdict(mailbox: Mailbox, scan: rspamd.Scan, screened: bytes, arriving: Arr
         return Verdict(Action.REFUSE, _virus_reply(scan.virus))
     thresholds = thresholds_for(mailbox)
     dmarc_passed = scan.dmarc != "fail"
-    listed = None
-    for sender in dict.fromkeys(filter(None, [_from_address(screened), arriving.envelope_from])):
-        listed = sender_listed(mailbox, sender=sender, dmarc_passed=dmarc_passed)
-        if listed:
-            break
+    from_address = _from_address(screened)
+    found = []
+    for sender in dict.fromkeys(filter(None, [from_address, arriving.envelope_from])):
+        kind = sender_listed(mailbox, sender=sender, dmarc_passed=dmarc_passed)
+        if kind == "allow" and from_address and sender != from_address and (
+                sender.rpartition("@")[2].lower() != from_address.rpartition("@")[2]):
+            # An allowed envelope sender never vouches for another domain's From line (DMARC checks
+            # the From domain, not the envelope's: MAIL FROM an allowed address, From: anyone).
+            kind = None
+        found.append(kind)
+    # A block of either the From address or the envelope sender refuses, whatever allows the other.
+    listed = "block" if "block" in found else ("allow" if "allow" in found else None)
     if listed == "block":
         return Verdict(Action.REFUSE, BLOCKED)
     if scan.dmarc == "fail" and scan.dmarc_policy == "reject":
@@ -220,7 +228,11 @@ def _is_ours(field: bytes) -> bool:
         return False
     unfolded = b" ".join(value.split())
     authserv = re.sub(rb"\([^)]*\)", b"", unfolded.partition(b";")[0]).strip().split(b" ")[0].strip(b'"')
-    return authserv.decode("utf-8", "replace").lower() == settings.MAIL_HOST.lower()
+    ours = settings.MAIL_HOST.lower()
+    # Also as the reader sees it (mailcore.store.authresults: escaped and nested comments), so a header
+    # this check misreads can never be read back as ours.
+    return authserv.decode("utf-8", "replace").lower() == ours or (
+        parse_authentication_results(value.decode("utf-8", "replace"))[0] == ours)
 
 
 def _from_address(raw: bytes) -> str:

@@ -31,9 +31,14 @@ if [ -z "$url" ]; then
 fi
 # 200: learned; 208: learned before (rspamd's learn cache), both done. Anything else is logged by
 # Dovecot (this script's stderr and exit status); the move itself has happened either way.
-status=$(curl --silent --show-error --max-time 15 --data-binary @- \
-  -H "Password: $password" -H "Deliver-To: $user" \
-  -o /dev/null -w '%{http_code}' "${url%/}/$path")
+# The headers go on a here-document (file descriptor 3), not the command line: a password in curl's
+# arguments would show in `ps` to every local user.
+status=$(curl --silent --show-error --max-time 15 --data-binary @- -H @/dev/fd/3 \
+  -o /dev/null -w '%{http_code}' "${url%/}/$path" 3<<EOF
+Password: $password
+Deliver-To: $user
+EOF
+)
 case "$status" in
   200|208) exit 0 ;;
   *) echo "rspamd-learn: $path for $user answered ${status:-nothing}" >&2; exit 75 ;;

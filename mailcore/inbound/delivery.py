@@ -11,6 +11,7 @@ verdict header Dovecot's sieve_before and the embedded store file by; no forward
 answered without a copy (held by the screener, refused, deferred).
 """
 import logging
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -29,6 +30,7 @@ from mailcore.outbound.relay import relay
 from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record, return_path_record
 from mailcore.store.authresults import HEADER as AUTHENTICATION_RESULTS
 from mailcore.store.authresults import authentication_summary
+from mailcore.store.authresults import parse as parse_authentication_results
 from mailcore.store.base import Delivered, DeliveryRefused, QuotaExceeded, StoreError, deliver_many, with_headers
 from mailcore.store.factory import store_for
 from mailcore.store.reading import header_values_in
@@ -167,8 +169,10 @@ class _Message:
 
     @cached_property
     def copy(self) -> bytes:
-        """What a mailbox keeps when the message was not screened: it, with a Message-ID when it had none."""
-        return with_headers(self.raw, self.arrived.added)
+        """What a mailbox keeps when the message was not screened: it, with a Message-ID when it had none,
+        and without what only a screener of ours writes (another owner's submission could otherwise
+        file itself in Junk or show sender checks of ours it never had)."""
+        return with_headers(_without_screeners_headers(self.raw), self.arrived.added)
 
     @cached_property
     def authentication(self) -> dict[str, str] | None:
@@ -190,6 +194,35 @@ class _Message:
         if not isinstance(self.screened, Screening):
             return self.copy
         return with_headers(self.screened.raw, [*verdict.headers, *self.arrived.added])
+
+
+_SCREENERS_HEADER = re.compile(rb"^[ \t]*(x-mailwell-[^:]*|x-spam-[^:]*)[ \t]*$", re.IGNORECASE)
+
+
+def _without_screeners_headers(raw: bytes) -> bytes:
+    """The message without X-Mailwell-*, X-Spam-* and Authentication-Results with our authserv-id,
+    every folded line of them; the other bytes as they were."""
+    end = min((index for index in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if index >= 0), default=len(raw))
+    fields: list[list[bytes]] = []
+    for line in raw[:end].splitlines(keepends=True):
+        if line[:1] in (b" ", b"\t") and fields:
+            fields[-1].append(line)
+        else:
+            fields.append([line])
+
+    def ours(field: bytes) -> bool:
+        name, colon, value = field.partition(b":")
+        if not colon:
+            return False
+        if _SCREENERS_HEADER.match(name):
+            return True
+        return (name.strip().lower() == AUTHENTICATION_RESULTS.lower().encode()
+                and parse_authentication_results(value.decode("utf-8", "replace"))[0] == settings.MAIL_HOST.lower())
+
+    kept = [field for field in fields if not ours(b"".join(field))]
+    if len(kept) == len(fields):
+        return raw
+    return b"".join(b"".join(field) for field in kept) + raw[end:]
 
 
 @dataclass(frozen=True)
