@@ -191,19 +191,23 @@ def _text(rng: random.Random, size: int) -> str:
     return "\r\n".join(lines)
 
 
-def make_messages(count: int, addresses: list[str], seed: int) -> list[Message]:
-    """Plain text and HTML alternatives of 5-20 KB, 1-3 recipients, a third of them replies."""
+def make_messages(count: int, addresses: list[str], seed: int, variant: int | None = None) -> list[Message]:
+    """Plain text and HTML alternatives of 5-20 KB, 1-3 recipients, a third of them replies. With
+    `variant`, the same seed gives the same shapes (recipients, sizes, replies) with other words and
+    Message-IDs: two paths measured on the same work without one path's scans warming a cache for
+    the other's."""
     rng = random.Random(seed)
+    words = rng if variant is None else random.Random(f"{seed}/{variant}")
     messages, ids = [], []
     for index in range(count):
         recipients = tuple(rng.sample(addresses, rng.choices((1, 2, 3), weights=(60, 25, 15))[0]))
-        message_id = f"<{uuid.UUID(int=rng.getrandbits(128)).hex}@sender.bench.test>"
+        message_id = f"<{uuid.UUID(int=words.getrandbits(128)).hex}@sender.bench.test>"
         reply = f"In-Reply-To: {ids[-1 - rng.randrange(min(len(ids), 20))]}\r\n" if ids and rng.random() < 0.33 else ""
         ids.append(message_id)
-        body = _text(rng, rng.randint(2500, 10000))
+        body = _text(words, rng.randint(2500, 10000))
         raw = (
             f"From: Sender {index} <{SENDER}>\r\nTo: {', '.join(recipients)}\r\n"
-            f"Subject: {rng.choice(WORDS).capitalize()} {rng.choice(WORDS)} {index}\r\n"
+            f"Subject: {words.choice(WORDS).capitalize()} {words.choice(WORDS)} {index}\r\n"
             f"Date: Wed, 04 Mar 2026 05:06:07 +0000\r\nMessage-ID: {message_id}\r\n{reply}"
             'MIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary="b1"\r\n\r\n'
             f"--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n"

@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 
 import support
-from inbound import (SENDER, STRIP_ENV, Listener, check_counts, make_mailboxes, make_messages,
+from inbound import (SENDER, STRIP_ENV, Listener, check_counts, make_mailboxes, make_messages, profile_text,
                      session_cpu_seconds, transaction, use_env, wait_for_lmtp)
 from support import BenchFailed, log, production_env
 
@@ -204,6 +204,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=30, help="warm-up messages per path (30)")
     parser.add_argument("--workers", type=int, default=2, help="rspamd scanning workers (2, as compose runs)")
     parser.add_argument("--quick", action="store_true", help="150 messages, 2 rounds")
+    parser.add_argument("--profile", action="store_true",
+                        help="run the listener in one process under cProfile and print where it spends time")
     support.add_rows_argument(parser)
     args = parser.parse_args()
     if args.quick:
@@ -256,7 +258,8 @@ def main() -> int:
                    DOVECOT_LMTP=f"{dovecot.host}:{dovecot.lmtp_port}", DNS_NAMESERVERS=f"127.0.0.1:{dns_port}",
                    RSPAMD_URL=rspamd.url, RSPAMD_CONTROLLER_URL=rspamd.controller_url,
                    RSPAMD_PASSWORD=rspamd.password, RSPAMD_REDIS_URL=redis.url)
-        listener = Listener(env, temp / "listener.log", None, None)
+        profile_path = temp / "listener.prof" if args.profile else None
+        listener = Listener(env, temp / "listener.log", profile_path, None)
         wait_for_lmtp(listener.port, listener.process)
         log(f"rspamd {rspamd.url} ({args.workers} workers, clamd behind it), Dovecot LMTP {dovecot.lmtp_port}, "
             f"listener {listener.port}; {args.clients} clients, {args.messages} messages x {args.rounds} rounds")
@@ -284,7 +287,9 @@ def main() -> int:
         for round_index in range(args.rounds):
             order = ("listener", "direct", "once") if round_index % 2 == 0 else ("once", "direct", "listener")
             for name in order:
-                messages = make_messages(args.messages, addresses, seed=1 + round_index * 3 + list(paths).index(name))
+                # The same recipients and sizes on every path of a round (other words: no cache shared).
+                messages = make_messages(args.messages, addresses, seed=1 + round_index,
+                                         variant=list(paths).index(name))
                 before = scanned(rspamd)
                 cpu_before = session_cpu_seconds(rspamd.process.popen.pid)
                 took = paths[name](messages)
@@ -320,6 +325,9 @@ def main() -> int:
         once = support.row(ROW_ONCE, rates["listener"], rates["once"], "msg/s",
                            note="no target: the floor without per-mailbox Bayes, for comparison")
         support.rows_report([row, once], args.rows_file)
+        if profile_path:
+            listener.stop()
+            print("\n" + profile_text(profile_path))
         return 0
     except BenchFailed as error:
         print(f"benchmark failed: {error}", file=sys.stderr)

@@ -17,10 +17,16 @@ class Thresholds:
 
 
 def thresholds_for(mailbox: Mailbox) -> Thresholds:
-    domain = DomainPolicy.objects.filter(domain_id=mailbox.domain_id).first() if mailbox.domain_id else None
-    thresholds = Thresholds(domain.junk_at, domain.quarantine_at, domain.refuse_at, domain.greylist) \
-        if domain else Thresholds()
-    owner = MailboxPolicy.objects.filter(mailbox=mailbox).values_list("junk_at", flat=True).first()
+    """One query: the domain's policy and the owner's threshold joined to the mailbox's row (both
+    optional), so each recipient of an arriving message costs one round trip here."""
+    row = (Mailbox.objects.filter(pk=mailbox.pk)
+           .values_list("domain__protection_policy__pk", "domain__protection_policy__junk_at",
+                        "domain__protection_policy__quarantine_at", "domain__protection_policy__refuse_at",
+                        "domain__protection_policy__greylist", "protection_policy__junk_at")
+           .first())
+    policy, junk, quarantine, refuse, greylist, owner = row or (None,) * 6
+    thresholds = Thresholds(junk, quarantine, refuse, greylist) \
+        if policy is not None and mailbox.domain_id else Thresholds()
     junk_at = min(thresholds.junk_at, owner) if owner is not None else thresholds.junk_at
     quarantine_at = max(thresholds.quarantine_at, junk_at)
     return Thresholds(junk_at, quarantine_at, max(thresholds.refuse_at, quarantine_at), thresholds.greylist)

@@ -76,24 +76,24 @@ def screen(*, raw: bytes, arriving: Arriving, mailboxes: dict[str, Mailbox]) -> 
         return _unscanned(cleaned, mailboxes, str(error))
     _scanner_answered()
     first = next(iter(scans.values()))
-    from_domain = _from_domain(raw)
+    from_address = _from_address(raw)  # read once: screening changes no From
+    from_domain = from_address.rpartition("@")[2]
     screened = with_authentication_results(cleaned, first, arriving, from_domain)
     verdicts: dict[str, Verdict] = {}
     by_mailbox: dict[int, Verdict] = {}  # an alias and its mailbox: one judgement, one quarantined copy
     for recipient, mailbox in mailboxes.items():
         if mailbox.pk not in by_mailbox:
-            by_mailbox[mailbox.pk] = _verdict(mailbox, scans[mailbox.pk], screened, arriving, from_domain)
+            by_mailbox[mailbox.pk] = _verdict(mailbox, scans[mailbox.pk], screened, arriving, from_address)
         verdicts[recipient] = by_mailbox[mailbox.pk]
     return Screening(raw=screened, verdicts=verdicts)
 
 
 def _verdict(mailbox: Mailbox, scan: rspamd.Scan, screened: bytes, arriving: Arriving,
-             from_domain: str) -> Verdict:
+             from_address: str) -> Verdict:
     if scan.is_virus:
         return Verdict(Action.REFUSE, _virus_reply(scan.virus))
     thresholds = thresholds_for(mailbox)
     dmarc_passed = scan.dmarc != "fail"
-    from_address = _from_address(screened)
     found = []
     for sender in dict.fromkeys(filter(None, [from_address, arriving.envelope_from])):
         kind = sender_listed(mailbox, sender=sender, dmarc_passed=dmarc_passed)
@@ -108,7 +108,7 @@ def _verdict(mailbox: Mailbox, scan: rspamd.Scan, screened: bytes, arriving: Arr
     if listed == "block":
         return Verdict(Action.REFUSE, BLOCKED)
     if scan.dmarc == "fail" and scan.dmarc_policy == "reject":
-        return Verdict(Action.REFUSE, _dmarc_reply(from_domain or "the sender's domain"))
+        return Verdict(Action.REFUSE, _dmarc_reply(from_address.rpartition("@")[2] or "the sender's domain"))
     if listed == "allow":
         return Verdict(Action.INBOX, headers=_headers(scan, "inbox"))
     action = _by_score(scan.score, thresholds)
@@ -236,12 +236,10 @@ def _is_ours(field: bytes) -> bool:
 
 
 def _from_address(raw: bytes) -> str:
-    addresses = [address for _, address in getaddresses([header(parse_headers(raw), "From")]) if "@" in address]
+    """The From address, read from the header block only (the body is never parsed here)."""
+    head = parse_headers(raw[:_header_end(raw)])
+    addresses = [address for _, address in getaddresses([header(head, "From")]) if "@" in address]
     return addresses[0].lower() if addresses else ""
-
-
-def _from_domain(raw: bytes) -> str:
-    return _from_address(raw).rpartition("@")[2]
 
 
 def with_authentication_results(raw: bytes, scan: rspamd.Scan, arriving: Arriving, from_domain: str) -> bytes:

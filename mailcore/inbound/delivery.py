@@ -181,7 +181,7 @@ class _Message:
         None for mail that was not screened."""
         if not isinstance(self.screened, Screening):
             return None
-        return authentication_summary(header_values_in(self.screened.raw, AUTHENTICATION_RESULTS))
+        return authentication_summary(header_values_in(_header_block(self.screened.raw), AUTHENTICATION_RESULTS))
 
     def verdict(self, recipient: str) -> Verdict:
         if isinstance(self.screened, Exception):
