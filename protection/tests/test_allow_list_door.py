@@ -38,26 +38,26 @@ def mailbox(plans, alice, settings, tmp_path):
 
 def test_an_allowed_envelope_sender_does_not_vouch_for_another_domains_from_line(mailbox):
     verdict = _verdict(mailbox, _scan(), _raw("PayPal <service@paypa1.test>"), _arriving("news@shop.test"),
-                       "paypa1.test")
+                       "service@paypa1.test")
 
     assert verdict.action == Action.JUNK  # scored as anyone's mail, not let in by the allow rule
 
 
 def test_an_allowed_envelope_sender_with_its_own_domains_from_line_is_let_in(mailbox):
-    verdict = _verdict(mailbox, _scan(), _raw("Shop <offers@shop.test>"), _arriving("news@shop.test"), "shop.test")
+    verdict = _verdict(mailbox, _scan(), _raw("Shop <offers@shop.test>"), _arriving("news@shop.test"), "offers@shop.test")
 
     assert verdict.action == Action.INBOX
 
 
 def test_an_allowed_from_address_is_let_in_unless_dmarc_failed(mailbox):
     assert _verdict(mailbox, _scan(), _raw("News <news@shop.test>"), _arriving("bounce@mailer.test"),
-                    "shop.test").action == Action.INBOX
+                    "news@shop.test").action == Action.INBOX
     assert _verdict(mailbox, _scan(7.0, "DMARC_POLICY_SOFTFAIL"), _raw("News <news@shop.test>"),
-                    _arriving("bounce@mailer.test"), "shop.test").action == Action.JUNK
+                    _arriving("bounce@mailer.test"), "news@shop.test").action == Action.JUNK
 
 
 def test_a_blocked_sender_is_refused_in_the_from_line_or_the_envelope(mailbox):
-    assert _verdict(mailbox, _scan(), _raw("X <x@spam.test>"), _arriving("a@b.test"), "spam.test").action \
+    assert _verdict(mailbox, _scan(), _raw("X <x@spam.test>"), _arriving("a@b.test"), "x@spam.test").action \
         == Action.REFUSE
     assert _verdict(mailbox, _scan(), _raw("News <news@shop.test>"), _arriving("x@mail.spam.test"),
-                    "shop.test").action == Action.REFUSE
+                    "news@shop.test").action == Action.REFUSE
