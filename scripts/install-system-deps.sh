@@ -12,7 +12,7 @@
 set -euo pipefail
 
 packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite dovecot-sieve postfix postfix-pgsql postfix-sqlite
-          chromium caddy docker-compose rspamd redis-server clamav-daemon)
+          chromium caddy docker-compose rspamd redis-server clamav-daemon curl)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

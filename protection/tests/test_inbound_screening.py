@@ -359,9 +359,8 @@ def test_rspamd_killed_in_the_middle_of_a_burst_loses_nothing_it_acknowledged(si
     assert stored == accepted  # every acknowledged message is there, once; nothing deferred was kept
 
 
+@pytest.mark.parametrize("site", ["embedded"], indirect=True)  # Postfix's proxy is the same for both stores
 def test_through_postfixs_port_25_spam_is_refused_in_the_senders_own_session(site, dns_zone):
-    if site.store.__class__.__name__ != "EmbeddedStore":
-        pytest.skip("Postfix's proxy is the same for both stores")
     bob = mailbox_create(domain=site.mailbox.domain, local_part="bob", password="bob password 1")
     with postfix(lmtp=f"127.0.0.1:{site.listener}", mynetworks="192.0.2.0/24") as mta, \
             smtplib.SMTP("127.0.0.1", mta.ports["smtp"], timeout=60) as client:

@@ -13,9 +13,6 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[2] / "docker" / "dovecot" / "rspamd-learn.sh"
 PASSWORD = "s3cret-$(touch /tmp/pwned)-`id`"
 
-pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
-
-
 def _command_lines() -> list[str]:
     lines = []
     for entry in Path("/proc").iterdir():
