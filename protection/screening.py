@@ -62,13 +62,14 @@ def screen(*, raw: bytes, arriving: Arriving, mailboxes: dict[str, Mailbox]) -> 
     if not settings.RSPAMD_URL:  # scanning off (said so on start-up, /readyz and the console)
         return Screening(raw=cleaned)
     scans: dict[int, rspamd.Scan] = {}
+    thresholds = {mailbox.pk: thresholds_for(mailbox) for mailbox in mailboxes.values()}  # one read each
     try:
         for recipient, mailbox in mailboxes.items():
             if mailbox.pk not in scans:  # one scan per mailbox: each has its own Bayes
                 scans[mailbox.pk] = rspamd.check(
                     raw, client_ip=arriving.client_ip or "", helo=arriving.helo or "",
                     envelope_from=arriving.envelope_from, deliver_to=mailbox.address,
-                    greylist=thresholds_for(mailbox).greylist,
+                    greylist=thresholds[mailbox.pk].greylist,
                     recipients=[other for other, box in mailboxes.items() if box.pk == mailbox.pk])
         if any(scan.antivirus_failed for scan in scans.values()):
             raise rspamd.ScannerUnavailable("clamd did not answer rspamd")
@@ -83,16 +84,17 @@ def screen(*, raw: bytes, arriving: Arriving, mailboxes: dict[str, Mailbox]) -> 
     by_mailbox: dict[int, Verdict] = {}  # an alias and its mailbox: one judgement, one quarantined copy
     for recipient, mailbox in mailboxes.items():
         if mailbox.pk not in by_mailbox:
-            by_mailbox[mailbox.pk] = _verdict(mailbox, scans[mailbox.pk], screened, arriving, from_address)
+            by_mailbox[mailbox.pk] = _verdict(mailbox, scans[mailbox.pk], screened, arriving, from_address,
+                                              thresholds[mailbox.pk])
         verdicts[recipient] = by_mailbox[mailbox.pk]
     return Screening(raw=screened, verdicts=verdicts)
 
 
 def _verdict(mailbox: Mailbox, scan: rspamd.Scan, screened: bytes, arriving: Arriving,
-             from_address: str) -> Verdict:
+             from_address: str, thresholds: Thresholds | None = None) -> Verdict:
     if scan.is_virus:
         return Verdict(Action.REFUSE, _virus_reply(scan.virus))
-    thresholds = thresholds_for(mailbox)
+    thresholds = thresholds or thresholds_for(mailbox)
     dmarc_passed = scan.dmarc != "fail"
     found = []
     for sender in dict.fromkeys(filter(None, [from_address, arriving.envelope_from])):
