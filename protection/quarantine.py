@@ -137,6 +137,20 @@ def quarantine_release(*, item: Quarantined, by: str, allow_sender: bool = False
     return Released(item, uid, allowed)
 
 
+ACTIONS = ("release", "release_allow", "delete")
+
+
+def quarantine_act(*, item: Quarantined, action: str, by: str) -> Released | None:
+    """One of the three buttons every quarantine list has (owner, partner, operator): release,
+    release and allow the sender, or delete. The release when there was one."""
+    if action == "delete":
+        quarantine_delete(item=item, by=by)
+        return None
+    if action in ("release", "release_allow"):
+        return quarantine_release(item=item, by=by, allow_sender=action == "release_allow")
+    raise ValueError(f"no quarantine action {action!r}")
+
+
 def sender_of(item: Quarantined) -> str:
     """The address an allow rule names: the From header's, else the envelope sender."""
     from email.utils import parseaddr

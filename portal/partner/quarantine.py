@@ -1,18 +1,17 @@
 """The partner's quarantine page: messages held for its client mailboxes, across its clients
 (filtered by client, mailbox or state), released (optionally allow-listing the sender) or deleted
 through the services /v1/hosting/quarantine calls. Another partner's message is 404."""
-from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from mailcore.errors import DomainError
 from mailcore.partners.selectors import partner_clients
 from portal.partner.access import partner_section
+from portal.quarantine_buttons import press
 from protection.models import Quarantined
-from protection.quarantine import QuarantineGone, quarantine_delete, quarantine_expires_at, quarantine_release
+from protection.quarantine import quarantine_expires_at
 from protection.selectors import STATES, WAITING, partner_quarantine, partner_quarantined_get
 
 PAGE = 50
@@ -44,21 +43,7 @@ def quarantine_act(request, partner, public_id: str):
         item = partner_quarantined_get(partner=partner, public_id=public_id)
     except Quarantined.DoesNotExist:
         raise Http404("No such message.") from None
-    action, by = request.POST.get("action"), f"partner {request.user.email}"
-    subject = item.subject or "(no subject)"
-    try:
-        if action == "delete":
-            quarantine_delete(item=item, by=by)
-            messages.success(request, f"“{subject}” for {item.mailbox.address} deleted.")
-        elif action in ("release", "release_allow"):
-            released = quarantine_release(item=item, by=by, allow_sender=action == "release_allow")
-            note = f" {released.allowed.sender} is allowed for that mailbox." if released.allowed else ""
-            messages.success(request, f"“{subject}” released to {item.mailbox.address}'s Inbox.{note}")
-        else:
-            raise Http404("No such action.")
-    except QuarantineGone as exc:
-        messages.info(request, str(exc))
-    except DomainError as exc:
-        messages.error(request, f"Not released: {exc.detail}")
+    press(request, item, by=f"partner {request.user.email}", where=f"{item.mailbox.address}'s",
+          allowed_for="allowed for that mailbox")
     back = request.POST.get("back", "")
     return redirect(f"{reverse('portal:quarantine')}?{back}" if back else reverse("portal:quarantine"))

@@ -48,6 +48,8 @@ from mailcore.sending.services import SendRequest, mail_send
 from mailcore.store.factory import store_for
 from mailcore.webhooks.services import endpoint_create
 from mailcore.rules.filters import FilterInput, mail_filter_create
+from protection.quarantine import quarantine_keep
+from protection.services import domain_sender_rule_add, mailbox_sender_rule_add
 from testkit.clients import key_client
 from testkit.factories import make_message
 from testkit.pages import policy_problems
@@ -77,6 +79,7 @@ ROUTES = {
     "mail/held/<int:held_id>/release": "api",
     "mail/held/<int:held_id>/reject": "api",
     "mail/templates/<int:template_id>": "api",
+    "protection/sender-rules/<int:rule_id>": "api",
     "mailboxes/connected/<int:mailbox_id>": "api",
     "webhooks/<int:webhook_id>": "api",
     "webhooks/<int:webhook_id>/rotate-secret": "api",
@@ -87,6 +90,11 @@ ROUTES = {
     # /v1/hosting (a partner key with every partner scope)
     "v1/hosting/domains/<int:domain_id>": "hosting",
     "v1/hosting/domains/<int:domain_id>/verify": "hosting",
+    "v1/hosting/domains/<int:domain_id>/protection": "hosting",
+    "v1/hosting/domains/<int:domain_id>/sender-rules": "hosting",
+    "v1/hosting/domains/<int:domain_id>/sender-rules/<int:rule_id>": "hosting",
+    "v1/hosting/quarantine/<str:quarantine_id>": "hosting",
+    "v1/hosting/quarantine/<str:quarantine_id>/release": "hosting",
     "v1/hosting/clients/<int:client_id>": "hosting",
     "v1/hosting/mailboxes/<int:mailbox_id>": "hosting",
     "v1/hosting/mailboxes/<int:mailbox_id>/renew": "hosting",
@@ -126,6 +134,10 @@ ROUTES = {
     "portal/domains/<int:domain_id>/": "portal",
     "portal/domains/<int:domain_id>/check/": "portal",
     "portal/domains/<int:domain_id>/delete/": "portal",
+    "portal/domains/<int:domain_id>/protection/": "portal",
+    "portal/domains/<int:domain_id>/protection/senders/": "portal",
+    "portal/domains/<int:domain_id>/protection/senders/<int:rule_id>/delete/": "portal",
+    "portal/quarantine/<str:public_id>/": "portal",
     "portal/clients/<int:client_id>/": "portal",
     "portal/clients/<int:client_id>/rename/": "portal",
     "portal/clients/<int:client_id>/lapse-action/": "portal",
@@ -181,6 +193,8 @@ ROUTES = {
     "webmail/compose/failures/<int:failure_id>/dismiss/": "webmail",
     "webmail/settings/forwarding/<int:rule_id>/enabled/": "webmail",
     "webmail/settings/forwarding/<int:rule_id>/delete/": "webmail",
+    "webmail/settings/spam/senders/<int:rule_id>/delete/": "webmail",
+    "webmail/quarantine/<str:public_id>/": "webmail",
     "webmail/settings/filters/<int:filter_id>/": "webmail",
     "webmail/settings/filters/<int:filter_id>/delete/": "webmail",
     "webmail/settings/filters/<int:filter_id>/move/": "webmail",
@@ -219,20 +233,7 @@ EXEMPT = {
     "billing/webhooks/<str:provider>": "payment providers' signed events (billing/tests: a bad signature is 400)",
     r"accounts/^confirm-email/(?P<key>[-:\w]+)/$": "allauth's signed e-mail confirmation key",
     r"accounts/^password/reset/key/(?P<uidb36>[0-9A-Za-z]+)-(?P<key>.+)/$": "allauth's password reset token",
-    # Issue 33's routes: another tenant's object is a 404 in each file named (to be folded into ROUTES).
-    "portal/domains/<int:domain_id>/protection/": "another partner's domain is 404 (portal/tests/test_partner_protection.py)",
-    "portal/domains/<int:domain_id>/protection/senders/": "another partner's domain is 404 (portal/tests/test_partner_protection.py)",
-    "portal/domains/<int:domain_id>/protection/senders/<int:rule_id>/delete/": "another partner's rule is 404 (portal/tests/test_partner_protection.py)",
-    "portal/quarantine/<str:public_id>/": "another partner's message is 404 (protection/tests/test_portal_quarantine.py)",
-    "protection/sender-rules/<int:rule_id>": "another account's rule is 404 (api/tests/test_protection_api.py)",
-    "v1/hosting/domains/<int:domain_id>/protection": "another partner's domain is 404 (api/tests/test_hosting_protection.py)",
-    "v1/hosting/domains/<int:domain_id>/sender-rules": "another partner's domain is 404 (api/tests/test_hosting_protection.py)",
-    "v1/hosting/domains/<int:domain_id>/sender-rules/<int:rule_id>": "another partner's rule is 404 (api/tests/test_hosting_protection.py)",
-    "v1/hosting/quarantine/<str:quarantine_id>": "another partner's message is 404 (protection/tests/test_hosting_quarantine_api.py)",
-    "v1/hosting/quarantine/<str:quarantine_id>/release": "another partner's message is 404 (protection/tests/test_hosting_quarantine_api.py)",
-    "webmail/quarantine/<str:public_id>/": "another mailbox's message is 404 (protection/tests/test_webmail_quarantine.py)",
     "webmail/quarantine/release/<str:token>": "a signed one-click release token (protection/tests/test_quarantine_digest.py)",
-    "webmail/settings/spam/senders/<int:rule_id>/delete/": "another mailbox's rule is 404 (portal/tests/test_webmail_protection.py)",
 }
 # Routes about a pay-as-you-go subscription: their mailbox is the paid one.
 PAY_AS_YOU_GO = {
@@ -352,6 +353,11 @@ class World:
                                            for n in range(INLINE_MAX_ITEMS + 1)) + "END:VCALENDAR\r\n"))
         cards_job = contacts_import_start(book=personal_book, text="".join(
             f"BEGIN:VCARD\r\nVERSION:4.0\r\nFN:P{n}\r\nEND:VCARD\r\n" for n in range(INLINE_MAX_ITEMS + 1)))
+        held_spam = quarantine_keep(mailbox=mailbox, raw=make_message("Prize", "claim it", to=mailbox.address),
+                                    envelope_from="win@prize.test", score=12.0, reasons=["Looks like spam"],
+                                    symbols={})
+        owner_rule = mailbox_sender_rule_add(mailbox=mailbox, kind="block", sender="pest@shop.test")
+        domain_rule = domain_sender_rule_add(domain=domain, kind="allow", sender="bank.test")
         label = self._label(alice)
         template = self._template(alice)
         connected = Mailbox.objects.create(account=alice.account, kind=Mailbox.Kind.CONNECTED, local_part="me",
@@ -366,17 +372,26 @@ class World:
         self.hosting_values = {"domain_id": domain.pk, "client_id": client.pk, "mailbox_id": box.pk,
                                "rule_id": rule.pk, "alias_id": alias.pk, "group_id": group.pk,
                                "contact_id": hosted_contact.pk, "campaign_id": campaign.pk, "step_id": step.pk,
-                               "job_id": csv_job.pk}
+                               "job_id": csv_job.pk, "quarantine_id": held_spam.public_id}
         self.portal_values = {**self.hosting_values, "endpoint_id": endpoint.pk, "delivery_id": delivery.pk,
                               "action": "pause", "reference": purchase.reference,
-                              "payment_id": Payment.objects.get(purchase=purchase).pk, "key_id": key.pk}
+                              "payment_id": Payment.objects.get(purchase=purchase).pk, "key_id": key.pk,
+                              "public_id": held_spam.public_id}
         self.webmail_values = {"name": "Secret", "uid": uid, "index": 2, "scheduled_id": scheduled.pk,
                                "rule_id": rule.pk, "filter_id": mail_filter.pk, "group_id": personal_group.pk,
                                "contact_id": personal.pk, "event_id": personal_event.pk, "failure_id": failure.pk,
                                "job_id": events_job.pk, "calendar_id": work.pk, "task_id": task.pk,
-                               "book_id": suppliers.pk}
+                               "book_id": suppliers.pk, "public_id": held_spam.public_id}
         # routes whose parameter names an object of another kind than the surface's value of that name
-        self.route_values = {"webmail/contacts/import/<int:job_id>/": {**self.webmail_values, "job_id": cards_job.pk}}
+        self.route_values = {
+            "webmail/contacts/import/<int:job_id>/": {**self.webmail_values, "job_id": cards_job.pk},
+            "protection/sender-rules/<int:rule_id>": {**self.api_values, "rule_id": owner_rule.pk},
+            "webmail/settings/spam/senders/<int:rule_id>/delete/": {**self.webmail_values, "rule_id": owner_rule.pk},
+            "v1/hosting/domains/<int:domain_id>/sender-rules/<int:rule_id>": {
+                **self.hosting_values, "rule_id": domain_rule.pk},
+            "portal/domains/<int:domain_id>/protection/senders/<int:rule_id>/delete/": {
+                **self.portal_values, "rule_id": domain_rule.pk},
+        }
         self.payg_values = {**self.hosting_values, "mailbox_id": payg.pk}
         self.drafts_uid = draft
         self.dav_paths = [f"principals/{mailbox.address}/", f"addressbooks/{mailbox.address}/",
@@ -479,9 +494,9 @@ def _paths(world) -> list[tuple[str, str, str]]:
     paths = []
     for route, surface in ROUTES.items():
         if surface != "dav":
-            query = world.api_query if route.startswith("inbox/") else ""
+            query = world.api_query if route.startswith(("inbox/", "protection/")) else ""
             paths.append((surface, fill(route, world.values(surface, route)) + query,
-                          fill(route, dict.fromkeys(world.values(surface), NOWHERE)) + query))
+                          fill(route, dict.fromkeys(world.values(surface, route), NOWHERE)) + query))
     return paths
 
 

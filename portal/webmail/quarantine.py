@@ -1,17 +1,17 @@
 """The owner's quarantine: the messages held for the mailbox, with the reasons, released (once, to
 the Inbox, optionally allowing the sender) or deleted; and the digest's signed one-click release
 link, which works without signing in and only once."""
-from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from mailcore.errors import DomainError
+from portal.quarantine_buttons import press
 from portal.webmail.access import owner_required
 from portal.webmail.mail_list import _frame
 from protection.digest import LinkInvalid, digest_link_item
 from protection.models import Quarantined
-from protection.quarantine import QuarantineGone, quarantine_delete, quarantine_expires_at, quarantine_release
+from protection.quarantine import QuarantineGone, quarantine_expires_at, quarantine_release
 from protection.selectors import mailbox_quarantine, mailbox_quarantined_get
 
 
@@ -30,22 +30,7 @@ def quarantine_act(request, mailbox, public_id: str):
         item = mailbox_quarantined_get(mailbox=mailbox, public_id=public_id)
     except Quarantined.DoesNotExist:
         raise Http404("No such message.") from None
-    action = request.POST.get("action")
-    try:
-        if action == "delete":
-            quarantine_delete(item=item, by=f"owner {mailbox.address}")
-            messages.success(request, f"“{item.subject or '(no subject)'}” deleted.")
-        elif action in ("release", "release_allow"):
-            released = quarantine_release(item=item, by=f"owner {mailbox.address}",
-                                          allow_sender=action == "release_allow")
-            note = f" {released.allowed.sender} is now on your allow list." if released.allowed else ""
-            messages.success(request, f"“{item.subject or '(no subject)'}” is in your Inbox.{note}")
-        else:
-            raise Http404("No such action.")
-    except QuarantineGone as exc:
-        messages.info(request, str(exc))
-    except DomainError as exc:
-        messages.error(request, f"Not released: {exc.detail}")
+    press(request, item, by=f"owner {mailbox.address}", where="your", allowed_for="now on your allow list")
     return redirect("webmail:quarantine")
 
 

@@ -31,7 +31,7 @@ def test_release_and_allow_from_the_portal(portal, acme):
 
     response = portal.post(f"/portal/quarantine/{item.public_id}/", {"action": "release_allow"}, follow=True)
 
-    assert "released to ann@acme.test&#x27;s Inbox. news@shop.test is allowed" in response.content.decode()
+    assert "is in ann@acme.test&#x27;s Inbox. news@shop.test is allowed" in response.content.decode()
     assert [s.subject for s in store_for(acme.mailbox).list("INBOX").messages] == ["Acme sale"]
     assert SenderRule.objects.get(mailbox=acme.mailbox).kind == "allow"
 
