@@ -97,7 +97,8 @@ def _verdict(mailbox: Mailbox, scan: rspamd.Scan, screened: bytes, arriving: Arr
     thresholds = thresholds or thresholds_for(mailbox)
     dmarc_passed = scan.dmarc != "fail"
     found = []
-    for sender in dict.fromkeys(filter(None, [from_address, arriving.envelope_from])):
+    senders = dict.fromkeys(filter(None, [from_address, arriving.envelope_from])) if thresholds.sender_rules else ()
+    for sender in senders:
         kind = sender_listed(mailbox, sender=sender, dmarc_passed=dmarc_passed)
         if kind == "allow" and from_address and sender != from_address and (
                 sender.rpartition("@")[2].lower() != from_address.rpartition("@")[2]):
