@@ -4,11 +4,13 @@ starts on one machine and what the test suite starts (testkit/rspamd.py, testkit
 Only instance values are given here, as environment variables rspamd's templates read (RSPAMD_*:
 ports, password, Redis, DNS servers, clamd); the configuration itself is the shared folder.
 """
+import ctypes
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,11 +100,22 @@ def binary(name: str) -> str | None:
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin:/usr/bin:/sbin")
 
 
+PR_SET_PDEATHSIG = 1  # prctl(2)
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+
+
+def _ends_with_parent() -> None:
+    """In the child before exec: SIGTERM when the process that started it dies, even by SIGKILL, so
+    a killed test run or `make run` leaves no private scanner behind (stop() is the orderly way)."""
+    if _libc is not None:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
 def _spawn(name: str, command: list[str], directory: Path, env: dict[str, str] | None = None) -> Process:
     log_path = directory / f"{name}.log"
     with open(log_path, "ab") as log:
         popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 env=env, start_new_session=True, cwd=directory)
+                                 env=env, start_new_session=True, cwd=directory, preexec_fn=_ends_with_parent)
     return Process(name, popen, log_path)
 
 
