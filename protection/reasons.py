@@ -96,7 +96,7 @@ def junk_explanation(headers) -> tuple[str, list[str]] | None:
     """Why a stored message is in Junk, from the headers the screening wrote on it (name, value in
     the message's order): (its score as written, the reasons). None when the screening did not put it
     there (no X-Spam-Action: junk of ours). Incoming X-Spam-* and X-Mailwell-* headers are removed
-    before screening (protection.screening.remove_our_headers), so the first of each is ours."""
+    before screening (mailcore.inbound.screening.remove_our_headers), so the first of each is ours."""
     first: dict[str, str] = {}
     for name, value in headers:
         first.setdefault(name.lower(), " ".join(value.split()))

@@ -11,7 +11,6 @@ from outside are removed first. When rspamd (or clamd behind it) cannot be reach
 asked to retry, until SCANNING_UNSCANNED_AFTER_SECONDS of outage (docs/decisions.md).
 """
 import logging
-import re
 import time
 from email.utils import getaddresses
 
@@ -19,9 +18,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from mailcore.inbound.screening import (SCREENING_UNAVAILABLE, VERDICT_HEADER, Action, Arriving, Screening,
-                                        Verdict)
+                                        Verdict, header_end, remove_our_headers)
 from mailcore.mailboxes.models import Mailbox
-from mailcore.store.authresults import parse as parse_authentication_results
 from mailcore.store.base import with_headers
 from mailcore.store.reading import header, parse_headers
 from protection import rspamd
@@ -195,52 +193,9 @@ def _unscanned(cleaned: bytes, mailboxes: dict[str, Mailbox], reason: str) -> Sc
 # headers
 
 
-_OURS = re.compile(rb"^(x-mailwell-[^:]*|x-spam-[^:]*)$", re.IGNORECASE)
-
-
-def _header_end(raw: bytes) -> int:
-    return min((index for index in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if index >= 0), default=len(raw))
-
-
-def remove_our_headers(raw: bytes) -> bytes:
-    """The message without what only we may write: X-Mailwell-*, X-Spam-* and any
-    Authentication-Results with our authserv-id (RFC 8601 section 5). Other bytes stay as they were."""
-    end = _header_end(raw)
-    head = raw[:end]
-    lines = head.splitlines(keepends=True)
-    fields: list[list[bytes]] = []
-    for line in lines:
-        if line[:1] in (b" ", b"\t") and fields:
-            fields[-1].append(line)
-        else:
-            fields.append([line])
-    kept = [field for field in fields if not _is_ours(b"".join(field))]
-    if len(kept) == len(fields):
-        return raw
-    return b"".join(b"".join(field) for field in kept) + raw[end:]
-
-
-def _is_ours(field: bytes) -> bool:
-    name, colon, value = field.partition(b":")
-    if not colon:
-        return False
-    name = name.strip()
-    if _OURS.match(name):
-        return True
-    if name.lower() != b"authentication-results":
-        return False
-    unfolded = b" ".join(value.split())
-    authserv = re.sub(rb"\([^)]*\)", b"", unfolded.partition(b";")[0]).strip().split(b" ")[0].strip(b'"')
-    ours = settings.MAIL_HOST.lower()
-    # Also as the reader sees it (mailcore.store.authresults: escaped and nested comments), so a header
-    # this check misreads can never be read back as ours.
-    return authserv.decode("utf-8", "replace").lower() == ours or (
-        parse_authentication_results(value.decode("utf-8", "replace"))[0] == ours)
-
-
 def _from_address(raw: bytes) -> str:
     """The From address, read from the header block only (the body is never parsed here)."""
-    head = parse_headers(raw[:_header_end(raw)])
+    head = parse_headers(raw[:header_end(raw)])
     addresses = [address for _, address in getaddresses([header(head, "From")]) if "@" in address]
     return addresses[0].lower() if addresses else ""
 

@@ -11,7 +11,6 @@ verdict header Dovecot's sieve_before and the embedded store file by; no forward
 answered without a copy (held by the screener, refused, deferred).
 """
 import logging
-import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -22,7 +21,8 @@ from django.utils import timezone
 from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.parsing import InboundSummary, fallback_message_id, read_or_empty, summarise
 from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, ReturnPathPlan, resolve
-from mailcore.inbound.screening import INBOX, SCREENING_UNAVAILABLE, Action, Arriving, Screening, Verdict, screening
+from mailcore.inbound.screening import (INBOX, SCREENING_UNAVAILABLE, Action, Arriving, Screening, Verdict,
+                                        remove_our_headers, screening)
 from mailcore.inbound.threads import is_reply, thread_assign
 from mailcore.inbound.usage import WARNING_PERCENT, usage_after
 from mailcore.mailboxes.models import Mailbox
@@ -30,7 +30,6 @@ from mailcore.outbound.relay import relay
 from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record, return_path_record
 from mailcore.store.authresults import HEADER as AUTHENTICATION_RESULTS
 from mailcore.store.authresults import authentication_summary
-from mailcore.store.authresults import parse as parse_authentication_results
 from mailcore.store.base import Delivered, DeliveryRefused, QuotaExceeded, StoreError, deliver_many, with_headers
 from mailcore.store.factory import store_for
 from mailcore.store.reading import header_values_in
@@ -172,7 +171,7 @@ class _Message:
         """What a mailbox keeps when the message was not screened: it, with a Message-ID when it had none,
         and without what only a screener of ours writes (another owner's submission could otherwise
         file itself in Junk or show sender checks of ours it never had)."""
-        return with_headers(_without_screeners_headers(self.raw), self.arrived.added)
+        return with_headers(remove_our_headers(self.raw), self.arrived.added)
 
     @cached_property
     def authentication(self) -> dict[str, str] | None:
@@ -194,35 +193,6 @@ class _Message:
         if not isinstance(self.screened, Screening):
             return self.copy
         return with_headers(self.screened.raw, [*verdict.headers, *self.arrived.added])
-
-
-_SCREENERS_HEADER = re.compile(rb"^[ \t]*(x-mailwell-[^:]*|x-spam-[^:]*)[ \t]*$", re.IGNORECASE)
-
-
-def _without_screeners_headers(raw: bytes) -> bytes:
-    """The message without X-Mailwell-*, X-Spam-* and Authentication-Results with our authserv-id,
-    every folded line of them; the other bytes as they were."""
-    end = min((index for index in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if index >= 0), default=len(raw))
-    fields: list[list[bytes]] = []
-    for line in raw[:end].splitlines(keepends=True):
-        if line[:1] in (b" ", b"\t") and fields:
-            fields[-1].append(line)
-        else:
-            fields.append([line])
-
-    def ours(field: bytes) -> bool:
-        name, colon, value = field.partition(b":")
-        if not colon:
-            return False
-        if _SCREENERS_HEADER.match(name):
-            return True
-        return (name.strip().lower() == AUTHENTICATION_RESULTS.lower().encode()
-                and parse_authentication_results(value.decode("utf-8", "replace"))[0] == settings.MAIL_HOST.lower())
-
-    kept = [field for field in fields if not ours(b"".join(field))]
-    if len(kept) == len(fields):
-        return raw
-    return b"".join(b"".join(field) for field in kept) + raw[end:]
 
 
 @dataclass(frozen=True)

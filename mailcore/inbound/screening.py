@@ -7,10 +7,15 @@ in the Inbox or in Junk; store nothing and answer for a message the screener kep
 answer a refusal or a deferral at SMTP; run the owner's automations (vacation reply, forwarding,
 filters) only for mail let into the Inbox.
 """
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from django.conf import settings
+
 from mailcore.hooks import Hook
+from mailcore.store.authresults import HEADER as AUTHENTICATION_RESULTS
+from mailcore.store.authresults import parse as parse_authentication_results
 from mailcore.store.base import VERDICT_HEADER  # noqa: F401 ("junk" on a copy for Junk; Dovecot's sieve_before files it there)
 SCREENING_UNAVAILABLE = "451 4.7.1 Message could not be scanned, try again later"
 JUNK_FOLDER = "Junk"
@@ -63,3 +68,50 @@ INBOX = Verdict(Action.INBOX)
 # returns a Screening, or None to deliver as is. A screener that cannot judge answers DEFER itself;
 # an exception here is answered 451 for every recipient (the sender retries, nothing is lost).
 screening = Hook("inbound.screening")
+
+
+# --- what only we may write on a message ---------------------------------------------------------
+
+_OURS = re.compile(rb"^(x-mailwell-[^:]*|x-spam-[^:]*)$", re.IGNORECASE)
+
+
+def header_end(raw: bytes) -> int:
+    """Where the header block ends (the blank line), or the length of a message that has none."""
+    return min((index for index in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if index >= 0), default=len(raw))
+
+
+def remove_our_headers(raw: bytes) -> bytes:
+    """The message without what only we may write: X-Mailwell-*, X-Spam-* and any
+    Authentication-Results with our authserv-id (RFC 8601 section 5), every folded line of them.
+    Other bytes stay as they were. The screener cleans what arrives with it; the kernel cleans
+    what it stores unscreened (another owner's submission must not file itself in Junk or show
+    sender checks of ours it never had)."""
+    end = header_end(raw)
+    fields: list[list[bytes]] = []
+    for line in raw[:end].splitlines(keepends=True):
+        if line[:1] in (b" ", b"\t") and fields:
+            fields[-1].append(line)
+        else:
+            fields.append([line])
+    kept = [field for field in fields if not _is_ours(b"".join(field))]
+    if len(kept) == len(fields):
+        return raw
+    return b"".join(b"".join(field) for field in kept) + raw[end:]
+
+
+def _is_ours(field: bytes) -> bool:
+    name, colon, value = field.partition(b":")
+    if not colon:
+        return False
+    name = name.strip()
+    if _OURS.match(name):
+        return True
+    if name.lower() != AUTHENTICATION_RESULTS.lower().encode():
+        return False
+    unfolded = b" ".join(value.split())
+    authserv = re.sub(rb"\([^)]*\)", b"", unfolded.partition(b";")[0]).strip().split(b" ")[0].strip(b'"')
+    ours = settings.MAIL_HOST.lower()
+    # Also as the reader sees it (mailcore.store.authresults: escaped and nested comments), so a header
+    # this check misreads can never be read back as ours.
+    return authserv.decode("utf-8", "replace").lower() == ours or (
+        parse_authentication_results(value.decode("utf-8", "replace"))[0] == ours)

@@ -5,7 +5,7 @@ import pytest
 
 from mailcore.store.authresults import ours
 from mailcore.store.reading import header_values_in
-from protection.screening import remove_our_headers
+from mailcore.inbound.screening import remove_our_headers
 
 FORGED = [
     b"X-Mailwell-Verdict: junk\r\n",
