@@ -341,6 +341,12 @@ SESSION_TOKEN_TTL = timedelta(days=env_int("SESSION_TOKEN_TTL_DAYS", 30))
 # the confirmation mail each new forwarding rule sends.
 WEBHOOK_TESTS_PER_HOUR = env_int("WEBHOOK_TESTS_PER_HOUR", 30)
 FORWARDING_CONFIRMATIONS_PER_HOUR = env_int("FORWARDING_CONFIRMATIONS_PER_HOUR", 20)
+# Forwarded mail's envelope sender (SRS, mailcore.outbound.srs): the secret of its hash (empty: one
+# derived from SECRET_KEY), earlier secrets still accepted for bounces in flight (comma-separated),
+# and how many days a rewritten address is accepted back.
+SRS_SECRET = env_str("SRS_SECRET")
+SRS_OLD_SECRETS = env_list("SRS_OLD_SECRETS")
+SRS_VALIDITY_DAYS = env_int("SRS_VALIDITY_DAYS", 21)
 # API key usage counts are buffered in memory and written at most this often (seconds).
 API_KEY_USAGE_FLUSH_SECONDS = env_int("API_KEY_USAGE_FLUSH_SECONDS", 5)
 

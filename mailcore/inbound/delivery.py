@@ -9,6 +9,10 @@ Mail from outside is screened first (mailcore.inbound.screening): each recipient
 whether its copy goes to the Inbox (forwards and the owner's rules run), to Junk (stored with the
 verdict header Dovecot's sieve_before and the embedded store file by; no forward, no rule), or is
 answered without a copy (held by the screener, refused, deferred).
+
+A forward leaves with an SRS envelope sender on the forwarding mailbox's domain and, for screened
+mail, an ARC set of our results (mailcore.outbound.srs and .arc); a bounce to such an SRS address
+goes back to the original sender with the null sender.
 """
 import logging
 from dataclasses import dataclass
@@ -20,13 +24,15 @@ from django.utils import timezone
 
 from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.parsing import InboundSummary, fallback_message_id, read_or_empty, summarise
-from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, ReturnPathPlan, resolve
+from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, ReturnPathPlan, SrsPlan, resolve
 from mailcore.inbound.screening import (INBOX, SCREENING_UNAVAILABLE, Action, Arriving, Screening, Verdict,
                                         remove_our_headers, screening)
 from mailcore.inbound.threads import is_reply, thread_assign
 from mailcore.inbound.usage import WARNING_PERCENT, usage_after
 from mailcore.mailboxes.models import Mailbox
+from mailcore.outbound.arc import arc_seal
 from mailcore.outbound.relay import relay
+from mailcore.outbound.srs import srs_forward
 from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record, return_path_record
 from mailcore.store.authresults import HEADER as AUTHENTICATION_RESULTS
 from mailcore.store.authresults import authentication_summary
@@ -108,7 +114,7 @@ def deliver_if_hosted(raw: bytes, recipient: str, envelope_from: str) -> str | N
 
 
 def deliver(raw: bytes, recipient: str, envelope_from: str, *,
-            plan: DeliveryPlan | ReturnPathPlan | Rejection | None = None) -> DeliveryResult:
+            plan: DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection | None = None) -> DeliveryResult:
     """Deliver to one recipient; `plan` is its resolution when the caller already has it (RCPT)."""
     message = _Message(raw, envelope_from)
     begun = _begin(message, recipient, plan)
@@ -122,7 +128,7 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *,
 
 
 def deliver_each(raw: bytes, envelope_from: str,
-                 plans: list[tuple[str, DeliveryPlan | ReturnPathPlan | Rejection | None]],
+                 plans: list[tuple[str, DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection | None]],
                  *, arriving: Arriving | None = None) -> list[DeliveryResult]:
     """Each recipient's result, in order. The message is read once, each distinct copy is stored with
     one store call (one LMTP transaction with Dovecot) and its events written in one transaction;
@@ -229,7 +235,7 @@ def _guarded(recipient: str, step, *args) -> DeliveryResult | _Pending | _Settle
         return DeliveryResult(recipient, STORE_UNAVAILABLE.reply)
 
 
-def _begin(message: _Message, recipient: str, plan: DeliveryPlan | ReturnPathPlan | Rejection | None
+def _begin(message: _Message, recipient: str, plan: DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection | None
            ) -> DeliveryResult | _Pending:
     """Everything before the copy is stored: the resolution, the loop check, the forwards."""
     plan = plan or resolve(recipient)
@@ -237,6 +243,8 @@ def _begin(message: _Message, recipient: str, plan: DeliveryPlan | ReturnPathPla
         return DeliveryResult(recipient, plan.reply)
     if isinstance(plan, ReturnPathPlan):
         return _return_path(message.raw, recipient, plan)
+    if isinstance(plan, SrsPlan):
+        return _bounced_back(message.raw, recipient, plan)
     address = plan.mailbox.address
     verdict = message.verdict(recipient)
     if verdict.action in (Action.HELD, Action.REFUSE, Action.DEFER):
@@ -248,7 +256,7 @@ def _begin(message: _Message, recipient: str, plan: DeliveryPlan | ReturnPathPla
     copy = message.copy_for(verdict)
     if not _automations_run(verdict):  # Junk, or unscanned: never forwarded (point 8 of issue 33)
         return _Pending(recipient, plan, (), verdict, copy)
-    forwarded = _forward(plan, with_headers(copy, [("Delivered-To", address)]))
+    forwarded = _forward(plan, with_headers(copy, [("Delivered-To", address)]), message.envelope_from)
     if isinstance(forwarded, Rejection):
         return DeliveryResult(recipient, forwarded.reply, address)
     return _Pending(recipient, plan, forwarded, verdict, copy)
@@ -348,6 +356,17 @@ def _return_path(raw: bytes, recipient: str, plan: ReturnPathPlan) -> DeliveryRe
     return DeliveryResult(recipient, "250 2.0.0 Report recorded")
 
 
+def _bounced_back(raw: bytes, recipient: str, plan: SrsPlan) -> DeliveryResult:
+    """Mail to the SRS address of a forward (a bounce, an auto-reply): handed on unchanged to the
+    sender the address names, with the null sender (nothing answers it back); the next hop's refusal
+    or deferral is this recipient's answer."""
+    [outcome] = relay("", [plan.bounce_to], raw, local=deliver_if_hosted)
+    if not outcome.accepted:
+        log.info("mail to %s not returned to %s: %s", recipient, plan.bounce_to, outcome.reply)
+        return DeliveryResult(recipient, outcome.reply)
+    return DeliveryResult(recipient, "250 2.0.0 Returned to the original sender")
+
+
 @dataclass(frozen=True)
 class _Stored:
     uid: int | None
@@ -356,11 +375,15 @@ class _Stored:
     used_after: int | None
 
 
-def _forward(plan: DeliveryPlan, message: bytes) -> tuple[str, ...] | Rejection:
-    """Simple forwarding: the original bytes, envelope sender = the mailbox (bounces come back to it)."""
+def _forward(plan: DeliveryPlan, message: bytes, envelope_from: str) -> tuple[str, ...] | Rejection:
+    """The message as it arrived (with our trace and results), sealed with ARC by the mailbox's
+    domain; envelope sender: the original one rewritten by SRS onto that domain, so the next hop's
+    SPF passes and a bounce comes back to us for the original sender."""
     if not plan.forward_to:
         return ()
-    outcomes = relay(plan.mailbox.address, list(plan.forward_to), message, local=deliver_if_hosted)
+    domain = plan.mailbox.address.rpartition("@")[2]
+    outcomes = relay(srs_forward(envelope_from, domain), list(plan.forward_to), arc_seal(message, domain_name=domain),
+                     local=deliver_if_hosted)
     if any(outcome.status == "deferred" for outcome in outcomes):
         return FORWARD_DEFERRED
     for outcome in outcomes:

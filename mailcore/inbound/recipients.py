@@ -5,6 +5,8 @@ either; the plan says which forwarding rules are live and whether a copy stays i
 Anything else is a typed rejection carrying its SMTP reply (RFC 5321 code, RFC 3463 status).
 A bulk send's signed return path (bounces+<id>-<signature>@domain, mailcore.outbound.feedback)
 resolves to that message: what arrives there is read as a report about it, never stored.
+An SRS address (the envelope sender of a forward, mailcore.outbound.srs) resolves to the sender the
+bounce goes back to, once its hash and timestamp check; a forged or expired one is refused at RCPT.
 """
 from dataclasses import dataclass
 from functools import cache
@@ -17,6 +19,7 @@ from mailcore.mailboxes.models import ForwardingRule, Mailbox
 from mailcore.mailboxes.selectors import mailbox_reached_by
 from mailcore.outbound.feedback import return_path_message
 from mailcore.outbound.models import OutboundMessage
+from mailcore.outbound.srs import SrsInvalid, is_srs_address, srs_reverse
 from mailcore.rawrows import Columns, instances, table as table_name
 
 @dataclass(frozen=True)
@@ -46,10 +49,16 @@ class ReturnPathPlan:
     message: OutboundMessage  # the bulk send whose signed return path the address is
 
 
+@dataclass(frozen=True)
+class SrsPlan:
+    bounce_to: str  # what the SRS address reverses to: the original sender, or the first forwarder's SRS0
+
+
 BAD_ADDRESS = Rejection(501, "5.1.3", "Bad recipient address syntax")
 NOT_HOSTED = Rejection(550, "5.7.1", "Relaying denied: domain not hosted here")
 UNKNOWN_USER = Rejection(550, "5.1.1", "No such user here")
 MAILBOX_DISABLED = Rejection(550, "5.2.1", "Mailbox disabled, not accepting messages")
+SRS_REFUSED = Rejection(550, "5.1.1", "Unknown or expired forwarding return address")
 
 
 def normalise_address(address: str) -> str:
@@ -107,7 +116,8 @@ def _hosted_query(vendor: str) -> _HostedQuery:
     return _HostedQuery(sql, *columns)
 
 
-def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
+def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection:
+    given = address
     address = normalise_address(address)
     local_part, at, domain_name = address.rpartition("@")
     if not at or not local_part or not domain_name:
@@ -119,7 +129,17 @@ def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
         return NOT_HOSTED
     if message := return_path_message(address):
         return ReturnPathPlan(message)
+    if is_srs_address(address):
+        return _srs_plan(given)
     return _plan(mailbox_reached_by(address))
+
+
+def _srs_plan(address: str) -> SrsPlan | Rejection:
+    """Reversed as given (the hash is checked case-insensitively; the sender keeps its case)."""
+    try:
+        return SrsPlan(srs_reverse(address.strip().strip("<>").strip()))
+    except SrsInvalid:
+        return SRS_REFUSED
 
 
 def _plan(mailbox: Mailbox | None) -> DeliveryPlan | Rejection:

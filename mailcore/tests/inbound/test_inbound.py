@@ -3,7 +3,7 @@ embedded store, with forwarding through a real SMTP sink."""
 import hashlib
 import re
 import smtplib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
@@ -15,6 +15,7 @@ from mailcore.domains.services import domain_create
 from mailcore.events.models import Event
 from mailcore.mailboxes.models import Alias, ForwardingRule
 from mailcore.mailboxes.services import mailbox_create
+from mailcore.outbound.srs import srs_forward
 from mailcore.store.factory import store_for
 import testkit.mail
 from testkit.mail import events, inbox
@@ -276,8 +277,9 @@ def test_a_live_rule_with_keep_copy_forwards_the_original_and_keeps_it(listener,
     live_rule(ann, "ann@elsewhere.test", keep_copy=True)
     with time_machine.travel(NOW, tick=False):
         lmtp_send(listener, message(), ["ann@example.test"])
+        srs = srs_forward("bea@sender.test", "example.test")
     [forwarded] = relay.messages
-    assert (forwarded.mail_from, forwarded.rcpt_tos) == ("ann@example.test", ["ann@elsewhere.test"])
+    assert (forwarded.mail_from, forwarded.rcpt_tos) == (srs, ["ann@elsewhere.test"])
     assert forwarded.content == b"Delivered-To: ann@example.test\r\n" + message()
     assert inbox(ann) == [TRACE + message()]
     assert events("email.forwarded") == [{
@@ -339,8 +341,9 @@ def test_without_a_relay_forwards_to_other_domains_go_to_the_local_outbox(listen
     lmtp_send(listener, message(), ["ann@example.test"])
     [path] = (tmp_path / "outbox").iterdir()
     assert re.fullmatch(r"\d{8}T\d{12}Z-[0-9a-f]{32}\.eml", path.name)
+    srs = srs_forward("bea@sender.test", "example.test").encode()
     assert path.read_bytes() == (
-        b"X-Outbox-Envelope-From: <ann@example.test>\r\nX-Outbox-Envelope-To: <ann@elsewhere.test>\r\n"
+        b"X-Outbox-Envelope-From: <" + srs + b">\r\nX-Outbox-Envelope-To: <ann@elsewhere.test>\r\n"
         b"Delivered-To: ann@example.test\r\n" + message()
     )
     assert inbox(ann) == []
@@ -352,8 +355,9 @@ def test_without_a_relay_forwards_to_hosted_mailboxes_are_delivered_locally(list
     live_rule(ann, "bob@example.test", keep_copy=False)
     lmtp_send(listener, message(), ["ann@example.test"])
     assert inbox(ann) == []
+    srs = srs_forward("bea@sender.test", "example.test").encode()
     assert inbox(bob) == [
-        b"Return-Path: <ann@example.test>\r\nDelivered-To: bob@example.test\r\nDelivered-To: ann@example.test\r\n"
+        b"Return-Path: <" + srs + b">\r\nDelivered-To: bob@example.test\r\nDelivered-To: ann@example.test\r\n"
         + message()
     ]
     assert [e["mailbox"] for e in events("email.received")] == ["bob@example.test"]
@@ -369,3 +373,65 @@ def test_a_forwarding_loop_stops_and_the_mail_lands_once(listener, ann, domain):
     assert [(e["mailbox"], e["forward_to"]) for e in events("email.forwarded")] == [
         ("ann@example.test", "bob@example.test")]
     assert [e["mailbox"] for e in events("email.received")] == ["bob@example.test"]
+
+
+# Forwarding: SRS (the envelope sender of a forward, and bounces back to the original sender)
+
+DSN = (b"From: Mail Delivery System <mailer-daemon@mx.elsewhere.test>\r\nTo: {to}\r\n"
+       b"Subject: Undelivered Mail Returned to Sender\r\nMIME-Version: 1.0\r\n"
+       b'Content-Type: multipart/report; report-type=delivery-status; boundary="r"\r\n\r\n'
+       b"--r\r\nContent-Type: text/plain\r\n\r\nann@elsewhere.test: no such user.\r\n"
+       b"--r\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.elsewhere.test\r\n\r\n"
+       b"Final-Recipient: rfc822; ann@elsewhere.test\r\nAction: failed\r\nStatus: 5.1.1\r\n--r--\r\n")
+
+
+def test_a_bounce_to_a_forwards_srs_address_goes_back_to_the_original_sender_with_the_null_sender(
+        listener, ann, relay):
+    live_rule(ann, "ann@elsewhere.test", keep_copy=False)
+    lmtp_send(listener, message(), ["ann@example.test"])
+    [forwarded] = relay.messages
+    bounce = DSN.replace(b"{to}", forwarded.mail_from.encode())
+
+    replies = lmtp_send(listener, bounce, [forwarded.mail_from])
+
+    assert replies == {}
+    [returned] = relay.messages[1:]
+    assert (returned.mail_from, returned.rcpt_tos, returned.content) == ("<>", ["bea@sender.test"], bounce)
+    assert inbox(ann) == []
+    assert [event.name for event in Event.objects.all()] == ["email.forwarded"]
+
+
+def test_a_forward_of_a_bounce_keeps_the_null_sender(listener, ann, relay):
+    live_rule(ann, "ann@elsewhere.test", keep_copy=False)
+    lmtp_send(listener, message(), ["ann@example.test"], sender="")
+    assert [(m.mail_from, m.rcpt_tos) for m in relay.messages] == [("<>", ["ann@elsewhere.test"])]
+
+
+def test_a_forged_or_expired_srs_address_is_refused_at_rcpt_and_nothing_is_sent(listener, ann, relay):
+    with time_machine.travel(NOW - timedelta(days=22), tick=False):
+        expired = srs_forward("bea@sender.test", "example.test")
+    genuine = srs_forward("bea@sender.test", "example.test")
+    forged = genuine.replace("=bea@", "=ceo@")
+    for address in (forged, expired, "SRS0=abcd=AA=sender.test=bea@example.test"):
+        with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+            lmtp_send(listener, DSN, [address])
+        assert refused.value.recipients == {address: (550, b"5.1.1 Unknown or expired forwarding return address")}
+    assert relay.messages == []
+
+
+def test_an_srs_address_on_a_domain_not_hosted_here_is_refused_as_relaying(listener, ann, relay):
+    address = srs_forward("bea@sender.test", "elsewhere.test")
+    with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+        lmtp_send(listener, DSN, [address])
+    assert refused.value.recipients == {address: (550, b"5.7.1 Relaying denied: domain not hosted here")}
+    assert relay.messages == []
+
+
+def test_when_the_original_sender_refuses_the_bounce_its_refusal_is_the_answer(listener, ann, settings):
+    address = srs_forward("gone@sender.test", "example.test")
+    with smtp_sink(refuse={"gone@sender.test": "550 5.1.1 No such user"}) as (port, sink):
+        settings.SMTP_URL = f"smtp://127.0.0.1:{port}"
+        with pytest.raises(smtplib.SMTPDataError) as refused:
+            lmtp_send(listener, DSN, [address])
+    assert (refused.value.smtp_code, refused.value.smtp_error) == (550, b"5.1.1 No such user")
+    assert sink.messages == []
