@@ -5,6 +5,8 @@ either; the plan says which forwarding rules are live and whether a copy stays i
 Anything else is a typed rejection carrying its SMTP reply (RFC 5321 code, RFC 3463 status).
 A bulk send's signed return path (bounces+<id>-<signature>@domain, mailcore.outbound.feedback)
 resolves to that message: what arrives there is read as a report about it, never stored.
+The report addresses of a verified domain (mailcore.domains.report_addresses) resolve to a
+ReportPlan: what arrives there is handed to the app that reads reports, never to a mailbox.
 """
 from dataclasses import dataclass
 from functools import cache
@@ -13,6 +15,7 @@ from django.db import connection
 
 from mailcore.accounts.models import Account, Plan
 from mailcore.domains.models import Domain
+from mailcore.domains.report_addresses import REPORT_KINDS
 from mailcore.mailboxes.models import ForwardingRule, Mailbox
 from mailcore.mailboxes.selectors import mailbox_reached_by
 from mailcore.outbound.feedback import return_path_message
@@ -44,6 +47,12 @@ class DeliveryPlan:
 @dataclass(frozen=True)
 class ReturnPathPlan:
     message: OutboundMessage  # the bulk send whose signed return path the address is
+
+
+@dataclass(frozen=True)
+class ReportPlan:
+    domain: Domain  # the verified domain whose report address it is
+    kind: str  # "dmarc" or "tlsrpt" (REPORT_KINDS)
 
 
 BAD_ADDRESS = Rejection(501, "5.1.3", "Bad recipient address syntax")
@@ -107,7 +116,7 @@ def _hosted_query(vendor: str) -> _HostedQuery:
     return _HostedQuery(sql, *columns)
 
 
-def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
+def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | ReportPlan | Rejection:
     address = normalise_address(address)
     local_part, at, domain_name = address.rpartition("@")
     if not at or not local_part or not domain_name:
@@ -119,7 +128,18 @@ def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
         return NOT_HOSTED
     if message := return_path_message(address):
         return ReturnPathPlan(message)
+    if report := _report_plan(local_part, domain_name):
+        return report
     return _plan(mailbox_reached_by(address))
+
+
+def _report_plan(local_part: str, domain_name: str) -> ReportPlan | None:
+    """A report address of a verified domain ("+tag" included): the reports' reader takes it."""
+    kind = REPORT_KINDS.get(local_part.partition("+")[0])
+    if kind is None:
+        return None
+    domain = Domain.objects.filter(name=domain_name, status=Domain.Status.VERIFIED).first()
+    return ReportPlan(domain, kind) if domain is not None else None
 
 
 def _plan(mailbox: Mailbox | None) -> DeliveryPlan | Rejection:
