@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "campaigns",
     "webmail",
     "protection",
+    "trust",
     "billing",
     "api",
     "portal",
@@ -408,6 +409,11 @@ if PRODUCTION and not FIELD_ENCRYPTION_KEY:
 # waiting messages take QUARANTINE_MAX_MB at most (the oldest make room).
 QUARANTINE_DAYS = env_int("QUARANTINE_DAYS", 30)
 QUARANTINE_MAX_MB = env_int("QUARANTINE_MAX_MB", 200)
+# Domain trust's reports (trust): the addresses and networks our outbound mail leaves from, so a
+# DMARC report's source is told apart as one of our servers or an outside sender; and the largest
+# report attachment read once unpacked (zip and gzip bombs stop there).
+OUTBOUND_IPS = env_list("OUTBOUND_IPS")
+DMARC_REPORT_MAX_BYTES = env_int("DMARC_REPORT_MAX_BYTES", 20 * 1024 * 1024)
 # Host names published in customers' DNS records and used by outgoing mail.
 MAIL_HOST = env_str("MAIL_HOST", "mail.mailwell.test")
 RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api.hosting import billing, campaigns, contacts, management, payg, protection, quarantine, views
+from api.hosting import billing, campaigns, contacts, management, payg, protection, quarantine, domain_trust, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
@@ -9,6 +9,9 @@ urlpatterns = [
     path("domains/<int:domain_id>/protection", protection.HostingDomainProtectionApi.as_view()),
     path("domains/<int:domain_id>/sender-rules", protection.HostingDomainSenderRuleListApi.as_view()),
     path("domains/<int:domain_id>/sender-rules/<int:rule_id>", protection.HostingDomainSenderRuleDetailApi.as_view()),
+    path("domains/<int:domain_id>/dmarc", domain_trust.HostingDomainDmarcApi.as_view()),
+    path("domains/<int:domain_id>/dmarc/reports", domain_trust.HostingDomainDmarcReportListApi.as_view()),
+    path("domains/<int:domain_id>/monthly-report", domain_trust.HostingDomainMonthlyReportApi.as_view()),
     path("clients", views.HostingClientListApi.as_view()),
     path("clients/<int:client_id>", views.HostingClientDetailApi.as_view()),
     path("settings", views.HostingSettingsApi.as_view()),

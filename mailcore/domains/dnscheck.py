@@ -11,6 +11,7 @@ from django.conf import settings
 from mailcore.dnslookup import lookup
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.domains.models import Domain
+from mailcore.domains.report_addresses import dmarc_report_address
 
 
 def verify_prefixes() -> list[str]:
@@ -96,7 +97,7 @@ def expected_records(domain: Domain) -> list[DnsRecord]:
                   "Proves you control this domain's DNS"),
         DnsRecord("spf", "TXT", "@", f"v=spf1 mx include:{settings.RELAY_HOST} ~all",
                   "Authorizes us to send mail for the domain"),
-        DnsRecord("dmarc", "TXT", "_dmarc", f"v=DMARC1; p=none; rua=mailto:dmarc@{domain.name}",
+        DnsRecord("dmarc", "TXT", "_dmarc", f"v=DMARC1; p=none; rua=mailto:{dmarc_report_address(domain.name)}",
                   "Protects the domain against spoofing"),
         DnsRecord("dkim", "TXT", f"{dkim.selector}._domainkey", dkim_public_record(dkim),
                   "Signs outgoing mail so receivers can trust it"),

@@ -17,6 +17,7 @@ EVENTS = {
     "mailbox.quota_reached": "storage exceeds 90% of the mailbox quota",
     "domain.verified": "a custom domain passes DNS verification",
     "domain.verification_failed": "DNS verification fails after 3 attempts",
+    "domain.dmarc_alert": "DMARC reports show an unknown source sending as the domain, or one of our servers failing",
     "partner_mailbox.created": "partner provisions a client mailbox",
     "partner_mailbox.deleted": "partner deletes a client mailbox",
     "partner_mailbox.renewed": "a mailbox's prepaid term is renewed",

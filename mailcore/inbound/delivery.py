@@ -24,7 +24,9 @@ from django.utils import timezone
 
 from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.parsing import InboundSummary, fallback_message_id, read_or_empty, summarise
-from mailcore.inbound.recipients import NOT_HOSTED, DeliveryPlan, Rejection, ReturnPathPlan, SrsPlan, resolve
+from mailcore.inbound.recipients import (NOT_HOSTED, DeliveryPlan, Rejection, ReportPlan, Resolution,
+                                         ReturnPathPlan, SrsPlan, resolve)
+from mailcore.inbound.reports import report_deliver
 from mailcore.inbound.screening import (INBOX, SCREENING_UNAVAILABLE, Action, Arriving, Screening, Verdict,
                                         remove_our_headers, screening)
 from mailcore.inbound.threads import is_reply, thread_assign
@@ -114,7 +116,7 @@ def deliver_if_hosted(raw: bytes, recipient: str, envelope_from: str) -> str | N
 
 
 def deliver(raw: bytes, recipient: str, envelope_from: str, *,
-            plan: DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection | None = None) -> DeliveryResult:
+            plan: Resolution | None = None) -> DeliveryResult:
     """Deliver to one recipient; `plan` is its resolution when the caller already has it (RCPT)."""
     message = _Message(raw, envelope_from)
     begun = _begin(message, recipient, plan)
@@ -128,7 +130,7 @@ def deliver(raw: bytes, recipient: str, envelope_from: str, *,
 
 
 def deliver_each(raw: bytes, envelope_from: str,
-                 plans: list[tuple[str, DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection | None]],
+                 plans: list[tuple[str, Resolution | None]],
                  *, arriving: Arriving | None = None) -> list[DeliveryResult]:
     """Each recipient's result, in order. The message is read once, each distinct copy is stored with
     one store call (one LMTP transaction with Dovecot) and its events written in one transaction;
@@ -235,7 +237,7 @@ def _guarded(recipient: str, step, *args) -> DeliveryResult | _Pending | _Settle
         return DeliveryResult(recipient, STORE_UNAVAILABLE.reply)
 
 
-def _begin(message: _Message, recipient: str, plan: DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection | None
+def _begin(message: _Message, recipient: str, plan: Resolution | None
            ) -> DeliveryResult | _Pending:
     """Everything before the copy is stored: the resolution, the loop check, the forwards."""
     plan = plan or resolve(recipient)
@@ -245,6 +247,8 @@ def _begin(message: _Message, recipient: str, plan: DeliveryPlan | ReturnPathPla
         return _return_path(message.raw, recipient, plan)
     if isinstance(plan, SrsPlan):
         return _bounced_back(message.raw, recipient, plan)
+    if isinstance(plan, ReportPlan):
+        return DeliveryResult(recipient, report_deliver(message.raw, plan, message.envelope_from))
     address = plan.mailbox.address
     verdict = message.verdict(recipient)
     if verdict.action in (Action.HELD, Action.REFUSE, Action.DEFER):

@@ -7,6 +7,8 @@ A bulk send's signed return path (bounces+<id>-<signature>@domain, mailcore.outb
 resolves to that message: what arrives there is read as a report about it, never stored.
 An SRS address (the envelope sender of a forward, mailcore.outbound.srs) resolves to the sender the
 bounce goes back to, once its hash and timestamp check; a forged or expired one is refused at RCPT.
+The report addresses of a verified domain (mailcore.domains.report_addresses) resolve to a
+ReportPlan: what arrives there is handed to the app that reads reports, never to a mailbox.
 """
 from dataclasses import dataclass
 from functools import cache
@@ -15,6 +17,7 @@ from django.db import connection
 
 from mailcore.accounts.models import Account, Plan
 from mailcore.domains.models import Domain
+from mailcore.domains.report_addresses import REPORT_KINDS
 from mailcore.mailboxes.models import ForwardingRule, Mailbox
 from mailcore.mailboxes.selectors import mailbox_reached_by
 from mailcore.outbound.feedback import return_path_message
@@ -53,6 +56,16 @@ class ReturnPathPlan:
 class SrsPlan:
     bounce_to: str  # what the SRS address reverses to: the original sender, or the first forwarder's SRS0
 
+
+@dataclass(frozen=True)
+class ReportPlan:
+    domain: Domain  # the verified domain whose report address it is
+    kind: str  # "dmarc" or "tlsrpt" (REPORT_KINDS)
+
+
+Resolution = DeliveryPlan | ReturnPathPlan | SrsPlan | ReportPlan | Rejection
+"""What an address resolves to at RCPT: a mailbox's plan, one of the addresses the platform reads
+itself, or a refusal."""
 
 BAD_ADDRESS = Rejection(501, "5.1.3", "Bad recipient address syntax")
 NOT_HOSTED = Rejection(550, "5.7.1", "Relaying denied: domain not hosted here")
@@ -116,7 +129,7 @@ def _hosted_query(vendor: str) -> _HostedQuery:
     return _HostedQuery(sql, *columns)
 
 
-def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection:
+def resolve(address: str) -> Resolution:
     given = address
     address = normalise_address(address)
     local_part, at, domain_name = address.rpartition("@")
@@ -131,6 +144,8 @@ def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | SrsPlan | Rejection
         return ReturnPathPlan(message)
     if is_srs_address(address):
         return _srs_plan(given)
+    if report := _report_plan(local_part, domain_name):
+        return report
     return _plan(mailbox_reached_by(address))
 
 
@@ -140,6 +155,15 @@ def _srs_plan(address: str) -> SrsPlan | Rejection:
         return SrsPlan(srs_reverse(address.strip().strip("<>").strip()))
     except SrsInvalid:
         return SRS_REFUSED
+
+
+def _report_plan(local_part: str, domain_name: str) -> ReportPlan | None:
+    """A report address of a verified domain ("+tag" included): the reports' reader takes it."""
+    kind = REPORT_KINDS.get(local_part.partition("+")[0])
+    if kind is None:
+        return None
+    domain = Domain.objects.filter(name=domain_name, status=Domain.Status.VERIFIED).first()
+    return ReportPlan(domain, kind) if domain is not None else None
 
 
 def _plan(mailbox: Mailbox | None) -> DeliveryPlan | Rejection:

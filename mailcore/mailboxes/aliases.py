@@ -5,6 +5,7 @@ from django.db import IntegrityError, transaction
 
 from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.domains.models import Domain
+from mailcore.domains.report_addresses import is_report_local_part
 from mailcore.hooks import Hook
 from mailcore.mailboxes.models import Alias, Mailbox
 
@@ -34,6 +35,8 @@ def alias_create(*, mailbox: Mailbox, alias_address: str) -> Alias:
     if not at or not ALIAS_LOCAL_PART.match(local_part) or ".." in local_part:
         raise InvalidFields({"alias_address": [
             "enter an address whose local part has letters, digits and . _ - (not at the start or end), at most 64"]})
+    if is_report_local_part(local_part):
+        raise InvalidFields({"alias_address": [f"{local_part}@ receives the domain's DMARC and TLS reports"]})
     if not Domain.objects.filter(account=mailbox.account_id, name=domain_name).exists():
         raise InvalidFields({"alias_address": [f"{domain_name} is not one of this account's domains"]})
     if _address_taken(address):

@@ -2,6 +2,7 @@
 
 from mailcore.accounts.models import Plan
 from mailcore.domains.models import Domain
+from mailcore.domains.report_addresses import is_report_local_part
 from mailcore.errors import InvalidFields
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.passwords import mailbox_password_hash
@@ -11,6 +12,8 @@ def mailbox_create(
     *, domain: Domain, local_part: str, password: str, display_name: str = "", plan: Plan | None = None
 ) -> Mailbox:
     local_part = local_part.lower()
+    if is_report_local_part(local_part):
+        raise InvalidFields({"local_part": [f"{local_part}@ receives the domain's DMARC and TLS reports"]})
     return Mailbox.objects.create(
         account=domain.account,
         domain=domain,

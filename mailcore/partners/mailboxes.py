@@ -16,6 +16,7 @@ from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.accounts.models import Plan
 from mailcore.partners.models import HostingPartner
 from mailcore.domains.models import Domain
+from mailcore.domains.report_addresses import is_report_local_part
 from mailcore.events.services import emit
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.passwords import mailbox_password_hash
@@ -78,6 +79,8 @@ def partner_mailbox_fields_clean(local_part: str, password: str, plan_id: str, d
     local_part = (local_part or "").strip().lower()
     if not LOCAL_PART.match(local_part) or ".." in local_part:
         errors["local_part"] = ["use letters, digits and . _ + - (not at the start or end), at most 64"]
+    elif is_report_local_part(local_part):
+        errors["local_part"] = [f"{local_part}@ receives the domain's DMARC and TLS reports"]
     if len(password or "") < MIN_PASSWORD:
         errors["password"] = [f"at least {MIN_PASSWORD} characters"]
     if plan_id not in PARTNER_PLANS:

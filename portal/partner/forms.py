@@ -457,3 +457,10 @@ class DomainProtectionForm(PortalForm):
                                  widget=forms.NumberInput(attrs={"step": "0.5"}))
     greylist = forms.BooleanField(label="Ask unknown senders with a doubtful score to retry once (greylisting)",
                                   required=False)
+
+
+class MonthlyReportForm(PortalForm):
+    """A client domain's monthly DMARC report: on or off, and the client's contact address."""
+
+    enabled = forms.BooleanField(required=False, label="Send the client a monthly report under my brand")
+    send_to = forms.EmailField(required=False, label="Client's contact address", max_length=254)

@@ -256,7 +256,7 @@ def test_the_wizard_shows_the_five_records_to_create_with_copy_buttons(alice_cli
         ("mx", "@", "10 mail.mailwell.test"),
         ("ownership", "@", f"{settings.DOMAIN_VERIFY_PREFIX}={domain.verification_token}"),
         ("spf", "@", "v=spf1 mx include:relay.mailwell.test ~all"),
-        ("dmarc", "_dmarc", "v=DMARC1; p=none; rua=mailto:dmarc@acme.test"),
+        ("dmarc", "_dmarc", "v=DMARC1; p=none; rua=mailto:dmarc-reports@acme.test"),
         ("dkim", "dkim._domainkey", dkim),
     ]:
         assert f'id="record-{key}-host" type="text" value="{host}"' in page, key
