@@ -5,6 +5,8 @@ either; the plan says which forwarding rules are live and whether a copy stays i
 Anything else is a typed rejection carrying its SMTP reply (RFC 5321 code, RFC 3463 status).
 A bulk send's signed return path (bounces+<id>-<signature>@domain, mailcore.outbound.feedback)
 resolves to that message: what arrives there is read as a report about it, never stored.
+Last, an address on an alias domain reaches what it names on the primary, and a domain's catch-all
+takes the local parts nothing else names (mailcore.mailboxes.routing).
 """
 from dataclasses import dataclass
 from functools import cache
@@ -14,8 +16,9 @@ from django.db import connection
 from mailcore.accounts.models import Account, Plan
 from mailcore.domains.models import Domain
 from mailcore.mailboxes.models import ForwardingRule, Mailbox
+from mailcore.mailboxes.routing import routed_mailbox
 from mailcore.mailboxes.selectors import mailbox_reached_by
-from mailcore.outbound.feedback import return_path_message
+from mailcore.outbound.feedback import RETURN_PATH_LOCAL_PART, return_path_message
 from mailcore.outbound.models import OutboundMessage
 from mailcore.rawrows import Columns, instances, table as table_name
 
@@ -119,7 +122,10 @@ def resolve(address: str) -> DeliveryPlan | ReturnPathPlan | Rejection:
         return NOT_HOSTED
     if message := return_path_message(address):
         return ReturnPathPlan(message)
-    return _plan(mailbox_reached_by(address))
+    mailbox = mailbox_reached_by(address)
+    if mailbox is None and local_part.split("+", 1)[0] != RETURN_PATH_LOCAL_PART:
+        mailbox = routed_mailbox(address)  # alias domain and catch-all; a forged return path stays refused
+    return _plan(mailbox)
 
 
 def _plan(mailbox: Mailbox | None) -> DeliveryPlan | Rejection:
