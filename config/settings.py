@@ -8,6 +8,7 @@ import os
 import re
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -69,6 +70,7 @@ MIDDLEWARE = [
     "portal.ops.metrics.RequestMetricsMiddleware",
     "portal.webmail_host.WebmailHostMiddleware",  # first: a verified partner hostname is a valid Host
     "portal.autoconfig.middleware.AutoconfigHostMiddleware",  # autoconfig.<hosted domain> is a valid Host
+    "api.tracking_host.TrackingHostMiddleware",  # track.<hosted domain>, once its CNAME is seen, for /t/ only
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -441,6 +443,9 @@ if not PUBLIC_BASE_URL:
     PUBLIC_BASE_URL = local_base_url(env_str("HOST", "127.0.0.1"), env_int("PORT", 8000))
 elif not re.fullmatch(r"https?://[^/?#\s]+", PUBLIC_BASE_URL):
     raise ImproperlyConfigured(f"PUBLIC_BASE_URL must be a scheme and host without a path, got {PUBLIC_BASE_URL!r}")
+# The platform's tracking host (open pixels, click redirects): a client domain's own track.<domain>
+# is a CNAME to it (the DNS wizard's "tracking" record), used once seen. Defaults to PUBLIC_BASE_URL's host.
+TRACKING_HOST = (env_str("TRACKING_HOST") or urlsplit(PUBLIC_BASE_URL).hostname or "").strip().rstrip(".").lower()
 # Optional GeoIP2 country database (a .mmdb file) for email.opened's location_country.
 GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")
 

@@ -27,6 +27,16 @@ class DomainOutput(serializers.Serializer):
     mailserver_added = serializers.BooleanField()
     verified_at = serializers.DateTimeField(required=False, help_text="Present once verified")
     dns_records = DnsRecordOutput(many=True, allow_null=True)
+    alias_of = serializers.IntegerField(source="alias_of_id", allow_null=True, help_text=(
+        "The domain this one is an alias of: x@this domain reaches x@that domain once both are verified"))
+    catch_all = serializers.SerializerMethodField(help_text=(
+        "The mailbox that gets mail to unknown local parts, or null (they are refused)"))
+    tracking_host = serializers.CharField(allow_null=True, help_text=(
+        "track.<domain> once its CNAME to the platform's tracking host was seen: tracked links and open "
+        "pixels of mail from this domain point there; null: the platform's host"))
+
+    def get_catch_all(self, domain) -> str | None:
+        return domain.catch_all.address if domain.catch_all_id else None
 
     def to_representation(self, domain):
         data = super().to_representation(domain)

@@ -1,11 +1,12 @@
 from django.urls import path
 
-from api.hosting import billing, campaigns, contacts, management, payg, protection, quarantine, domain_trust, views
+from api.hosting import billing, campaigns, contacts, management, payg, protection, quarantine, domain_trust, routing, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
     path("domains/<int:domain_id>", views.HostingDomainDetailApi.as_view()),
     path("domains/<int:domain_id>/verify", views.HostingDomainVerifyApi.as_view()),
+    path("domains/<int:domain_id>/catch-all", routing.HostingDomainCatchAllApi.as_view()),
     path("domains/<int:domain_id>/protection", protection.HostingDomainProtectionApi.as_view()),
     path("domains/<int:domain_id>/sender-rules", protection.HostingDomainSenderRuleListApi.as_view()),
     path("domains/<int:domain_id>/sender-rules/<int:rule_id>", protection.HostingDomainSenderRuleDetailApi.as_view()),

@@ -16,6 +16,7 @@ from api.hosting.serializers import (
 from api.inputs import HostnameField, ReturnUrlField, StrictInput
 from billing.services.mailboxes import partner_mailbox_open, partner_mailbox_remove, partner_mailbox_renew_from_pool
 from mailcore.domains import services as domains
+from mailcore.errors import InvalidFields
 from mailcore.partners import domains as domain_claims
 from mailcore.partners.models import LapseAction, PartnerClient, PartnerMailbox
 from mailcore.partners.selectors import (
@@ -49,6 +50,9 @@ MAILBOX_PAGE, MAILBOX_PAGE_MAX = 50, 100
 class DomainCreateInput(StrictInput):
     domain_name = HostnameField()
     client_id = serializers.IntegerField(required=False)
+    alias_of = serializers.IntegerField(required=False, help_text=(
+        "The id of one of your domains that is not itself an alias: the new domain becomes its alias, for "
+        "the same client (422 otherwise)"))
 
 
 class HostingDomainListApi(HostingApi):
@@ -59,11 +63,13 @@ class HostingDomainListApi(HostingApi):
         return Response(DomainOutput(partner_domains(partner=self.partner), many=True).data)
 
     @extend_schema(tags=["hosting: domains"], request=DomainCreateInput, responses={201: DomainOutput},
-                   summary="Claim a domain (400 invalid name, 402 domain limit, 409 claimed)",
+                   summary="Claim a domain (400 invalid name, 402 domain limit, 409 claimed, 422 alias_of)",
                    description="Without client_id a new client named after the domain is created. The record "
                    "lists the five DNS records to create; ok, found_value and reason stay null until verify. 409 when "
                    "another claim holds the name: a verified one, or an unverified one less than 7 days old (an "
-                   "older unverified claim lapses and is removed by this one).")
+                   "older unverified claim lapses and is removed by this one). With alias_of the domain is an alias "
+                   "domain: it goes through the same DNS verification and receives only once verified; 422 when "
+                   "alias_of is not one of your domains, is itself an alias, or client_id names another client.")
     def post(self, request):
         data = DomainCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -72,8 +78,13 @@ class HostingDomainListApi(HostingApi):
             client = PartnerClient.objects.filter(partner=self.partner, pk=data.validated_data["client_id"]).first()
             if client is None:
                 raise exceptions.NotFound("No client with this id.")
+        alias_of = None
+        if "alias_of" in data.validated_data:
+            alias_of = partner_domains(partner=self.partner).filter(pk=data.validated_data["alias_of"]).first()
+            if alias_of is None:
+                raise InvalidFields({"alias_of": ["No domain with this id."]})
         domain = domain_claims.domain_add_for_partner(partner=self.partner, name=data.validated_data["domain_name"],
-                                                      client=client)
+                                                      client=client, alias_of=alias_of)
         return Response(DomainOutput(domain).data, status=201)
 
 
@@ -85,7 +96,7 @@ class HostingDomainDetailApi(HostingApi):
         return Response(DomainOutput(partner_domain_get(partner=self.partner, domain_id=domain_id)).data)
 
     @extend_schema(tags=["hosting: domains"], responses={204: None},
-                   summary="Delete a domain (409 while it has mailboxes)")
+                   summary="Delete a domain (409 while it has mailboxes or alias domains)")
     def delete(self, request, domain_id: int):
         domain_claims.domain_delete(domain=partner_domain_get(partner=self.partner, domain_id=domain_id))
         return Response(status=204)

@@ -122,7 +122,7 @@ def test_adding_a_domain_returns_the_five_records_unchecked_and_a_new_client(hos
     assert "verified_at" not in domain
     records = domain["dns_records"]
     assert [(r["type"], r["host"]) for r in records] == [
-        ("MX", "@"), ("TXT", "@"), ("TXT", "@"), ("TXT", "_dmarc"), ("TXT", "dkim._domainkey")]
+        ("MX", "@"), ("TXT", "@"), ("TXT", "@"), ("TXT", "_dmarc"), ("TXT", "dkim._domainkey"), ("CNAME", "track")]
     assert records[0]["value"] == "10 mail.mailwell.test"
     assert records[1]["value"] == f"domain-verification={Domain.objects.get().verification_token}"
     assert records[2]["value"] == "v=spf1 mx include:relay.mailwell.test ~all"
@@ -309,6 +309,7 @@ def test_verify_reports_each_broken_record_with_its_reason(hosting, partner, dns
         (False, "SPF lacks include:relay.mailwell.test"),
         (False, "no DMARC record"),
         (False, "DKIM key does not match"),
+        (False, "optional, not published: tracked links use the platform's host"),
     ]
     assert failed["dns_records"][0]["found_value"] == "10 mx.elsewhere.test."
     assert len(events("partner_domain.verification_failed")) == 1
@@ -320,7 +321,7 @@ def test_missing_records_and_two_spf_records_have_their_own_reasons(hosting, par
     failed = hosting.post(f"/v1/hosting/domains/{domain['id']}/verify").json()
     assert [r["reason"] for r in failed["dns_records"]] == [
         "no MX record", "no verification TXT record", "two SPF records; merge them into one", "no DMARC record",
-        "no DKIM record"]
+        "no DKIM record", "optional, not published: tracked links use the platform's host"]
 
 
 def test_a_verified_domain_with_wrong_spf_keeps_its_records(hosting, partner, dns_zone):
@@ -628,7 +629,7 @@ def test_stats_are_correct(hosting, partner, dns_zone):
         "mailboxes_by_plan": {"pro": 1, "premium": 1}, "slots_unused": 1, "slots_assigned": 2, "slots_expired": 0,
         "domains_total": 2, "domains_verified": 1, "domains_pending": 1, "domains_failed": 0, "domain_limit": 2, "extra_storage_mb": 0}
     [pending] = stats["pending_domain_setup"]
-    assert (pending["domain_name"], pending["status"], len(pending["dns_records"])) == ("pending.test", "pending", 5)
+    assert (pending["domain_name"], pending["status"], len(pending["dns_records"])) == ("pending.test", "pending", 6)
     summary = hosting.get("/v1/hosting/summary").json()
     assert (summary["status"], summary["clients_total"], summary["domains_total"], summary["mailboxes_total"],
             summary["slots_unused"]) == ("active", 2, 2, 2, 1)

@@ -1,4 +1,4 @@
-"""The five DNS records a hosted domain carries, and checking each one with a specific reason.
+"""The DNS records a hosted domain carries, and checking each one with a specific reason.
 
 Verification needs only the MX record and the ownership token; SPF, DMARC and DKIM are checked
 and reported too, so a verified domain can still show what to fix.
@@ -10,7 +10,7 @@ from django.conf import settings
 
 from mailcore.dnslookup import lookup
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
-from mailcore.domains.models import Domain
+from mailcore.domains.models import TRACKING_LABEL, Domain
 from mailcore.domains.report_addresses import dmarc_report_address
 
 
@@ -34,9 +34,11 @@ class DnsProblem(StrEnum):
     DMARC_NO_POLICY = "dmarc_no_policy"
     NO_DKIM = "no_dkim"
     DKIM_MISMATCH = "dkim_mismatch"
+    NO_TRACKING_HOST = "no_tracking_host"
+    TRACKING_HOST_ELSEWHERE = "tracking_host_elsewhere"
 
 
-def reason_text(problem: DnsProblem, *, found_hosts: str = "") -> str:
+def reason_text(problem: DnsProblem, *, found_hosts: str = "", found: str = "") -> str:
     """The API's `reason` for a problem, in words."""
     return {
         DnsProblem.NO_MX: "no MX record",
@@ -51,6 +53,9 @@ def reason_text(problem: DnsProblem, *, found_hosts: str = "") -> str:
         DnsProblem.DMARC_NO_POLICY: "DMARC record has no policy (p=)",
         DnsProblem.NO_DKIM: "no DKIM record",
         DnsProblem.DKIM_MISMATCH: "DKIM key does not match",
+        DnsProblem.NO_TRACKING_HOST: "optional, not published: tracked links use the platform's host",
+        DnsProblem.TRACKING_HOST_ELSEWHERE: f"points to {found}, expected {settings.TRACKING_HOST}: tracked links "
+                                            "use the platform's host",
     }[problem]
 
 
@@ -69,6 +74,7 @@ class DnsRecord:
     found_value: str | None = None
     reason: str | None = None
     problem: DnsProblem | None = None
+    optional: bool = False  # not needed for "every record right" (the domain's own tracking host)
 
     def fail(self, problem: DnsProblem, **details) -> None:
         self.ok, self.problem, self.reason = False, problem, reason_text(problem, **details)
@@ -101,6 +107,8 @@ def expected_records(domain: Domain) -> list[DnsRecord]:
                   "Protects the domain against spoofing"),
         DnsRecord("dkim", "TXT", f"{dkim.selector}._domainkey", dkim_public_record(dkim),
                   "Signs outgoing mail so receivers can trust it"),
+        DnsRecord("tracking", "CNAME", TRACKING_LABEL, settings.TRACKING_HOST,
+                  "Optional: the domain's own host for open and click tracking in its mail", optional=True),
     ]
 
 
@@ -184,6 +192,17 @@ def _check_dkim(record: DnsRecord, domain: Domain) -> None:
         record.ok = True
 
 
+def _check_tracking(record: DnsRecord, domain: Domain) -> None:
+    found = [_norm(value) for value in lookup(_fqdn(domain, record.host), "CNAME").values]
+    record.found_value = ", ".join(found) or None
+    if not found:
+        record.fail(DnsProblem.NO_TRACKING_HOST)
+    elif found[0] != _norm(settings.TRACKING_HOST):
+        record.fail(DnsProblem.TRACKING_HOST_ELSEWHERE, found=found[0])
+    else:
+        record.ok = True
+
+
 def check_records(domain: Domain) -> list[DnsRecord]:
     records = expected_records(domain)
     by_key = {record.key: record for record in records}
@@ -193,4 +212,5 @@ def check_records(domain: Domain) -> list[DnsRecord]:
     _check_spf(by_key["spf"], apex)
     _check_dmarc(by_key["dmarc"], domain)
     _check_dkim(by_key["dkim"], domain)
+    _check_tracking(by_key["tracking"], domain)
     return records

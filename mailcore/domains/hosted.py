@@ -1,7 +1,8 @@
 """Which names this platform hosts: a verified domain by name or by address, and the
 `autoconfig.<domain>` / `autodiscover.<domain>` names mail clients look up for one (the autoconfig
-views, their Host check and the on-demand TLS ask all read them)."""
-from mailcore.domains.models import Domain
+views, their Host check and the on-demand TLS ask all read them), and `track.<domain>`, a domain's own
+tracking host once its CNAME has been seen."""
+from mailcore.domains.models import TRACKING_LABEL, Domain
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
 
 # The names under a hosted domain that mail clients look up (CNAMEs to WEBMAIL_HOST).
@@ -35,3 +36,12 @@ def autoconfig_host_domain(host: str) -> Domain | None:
     if not dot or label not in AUTOCONFIG_LABELS:
         return None
     return hosted_domain(rest)
+
+
+def tracking_host_domain(host: str) -> Domain | None:
+    """For `track.<domain>` of a verified domain whose CNAME to TRACKING_HOST was seen, that domain."""
+    label, dot, rest = (host or "").strip().rstrip(".").lower().partition(".")
+    if not dot or label != TRACKING_LABEL:
+        return None
+    domain = hosted_domain(rest)
+    return domain if domain is not None and domain.tracking_host_seen_at else None

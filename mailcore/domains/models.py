@@ -2,6 +2,9 @@ from django.db import models
 
 from mailcore.accounts.models import Account
 
+# The label of a domain's own tracking host: track.<domain>, a CNAME to settings.TRACKING_HOST.
+TRACKING_LABEL = "track"
+
 
 class Domain(models.Model):
     """A mail domain an account has claimed; a name can be claimed by one account only."""
@@ -22,6 +25,13 @@ class Domain(models.Model):
     check_attempts = models.PositiveIntegerField(default=0, help_text="Failed checks since the last success.")
     next_check_at = models.DateTimeField(null=True, blank=True, help_text="Background re-check of pending domains.")
     failure_reported_at = models.DateTimeField(null=True, blank=True)
+    alias_of = models.ForeignKey("self", on_delete=models.PROTECT, related_name="alias_domains", null=True,
+                                 blank=True, help_text="x@this domain reaches x@alias_of (same client, no chains).")
+    catch_all = models.ForeignKey("mailcore.Mailbox", on_delete=models.SET_NULL, related_name="+", null=True,
+                                  blank=True, help_text="The mailbox that gets mail to unknown local parts.")
+    tracking_host_seen_at = models.DateTimeField(
+        null=True, blank=True, help_text="When track.<name> was last seen as a CNAME to TRACKING_HOST; "
+        "tracked links use it only while set.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -33,6 +43,11 @@ class Domain(models.Model):
     @property
     def is_verified(self) -> bool:
         return self.status == self.Status.VERIFIED
+
+    @property
+    def tracking_host(self) -> str | None:
+        """The domain's own tracking and click host, once its CNAME has been seen; else None."""
+        return f"{TRACKING_LABEL}.{self.name}" if self.tracking_host_seen_at else None
 
 
 class DkimKey(models.Model):

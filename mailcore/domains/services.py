@@ -38,10 +38,11 @@ def domain_name_clean(name: str) -> str:
         raise InvalidDomainName(str(error)) from None
 
 
-def domain_create(*, account: Account, name: str, client=None) -> Domain:
-    """A pending domain; `client` is the partner client that owns it, if any."""
+def domain_create(*, account: Account, name: str, client=None, alias_of: Domain | None = None) -> Domain:
+    """A pending domain; `client` is the partner client that owns it, if any; `alias_of` the domain it
+    mirrors (checked by the caller: same client, not an alias itself)."""
     return Domain.objects.create(
-        account=account, client=client, name=name.lower(), verification_token=secrets.token_hex(16),
+        account=account, client=client, name=name.lower(), verification_token=secrets.token_hex(16), alias_of=alias_of,
         next_check_at=timezone.now() + RECHECK_DELAYS[0],
     )
 
@@ -58,7 +59,7 @@ def domain_records(domain: Domain) -> list[DnsRecord]:
     expected = expected_records(domain)
     if domain.is_verified and not domain.dns_check:
         for record in expected:
-            record.ok = True
+            record.ok = True if not record.optional else _optional_ok(domain, record)
         return expected
     by_key = {row.get("key"): row for row in domain.dns_check or []}
     for record in expected:
@@ -68,6 +69,11 @@ def domain_records(domain: Domain) -> list[DnsRecord]:
         record.ok, record.found_value, record.reason = row.get("ok"), row.get("found_value"), row.get("reason")
         record.problem = DnsProblem(row["problem"]) if row.get("problem") else None
     return expected
+
+
+def _optional_ok(domain: Domain, record: DnsRecord) -> bool | None:
+    """An optional record of a domain whose required records are all right: seen, or not checked."""
+    return True if record.key == "tracking" and domain.tracking_host_seen_at else None
 
 
 def domain_claim_lapsed(domain: Domain, now=None) -> bool:
@@ -107,7 +113,7 @@ def domain_verify(*, domain: Domain, records: list[DnsRecord] | None = None) -> 
             domain.status = Domain.Status.VERIFIED
             domain.verified_at = domain.verified_at or now
             domain.check_attempts, domain.next_check_at, domain.failure_reported_at = 0, None, None
-            domain.dns_check = [] if all(record.ok for record in records) else [r.stored() for r in records]
+            domain.dns_check = [] if all(r.ok for r in records if not r.optional) else [r.stored() for r in records]
         else:
             if not domain.is_verified:  # a verified domain stays verified; its records show what broke
                 domain.status = Domain.Status.FAILED
@@ -115,6 +121,7 @@ def domain_verify(*, domain: Domain, records: list[DnsRecord] | None = None) -> 
             domain.dns_check = [record.stored() for record in records]
             delay = RECHECK_DELAYS[min(domain.check_attempts - 1, len(RECHECK_DELAYS) - 1)]
             domain.next_check_at = None if domain_claim_lapsed(domain, now) else now + delay
+        domain.tracking_host_seen_at = (domain.tracking_host_seen_at or now) if by_key["tracking"].ok else None
         domain.save()
         partner = getattr(domain.account, "partner", None)
         checks = {key: bool(by_key[key].ok) for key in ("mx", "spf", "dkim", "dmarc")}

@@ -9,6 +9,8 @@ An SRS address (the envelope sender of a forward, mailcore.outbound.srs) resolve
 bounce goes back to, once its hash and timestamp check; a forged or expired one is refused at RCPT.
 The report addresses of a verified domain (mailcore.domains.report_addresses) resolve to a
 ReportPlan: what arrives there is handed to the app that reads reports, never to a mailbox.
+Last, an address on an alias domain reaches what it names on the primary, and a domain's catch-all
+takes the local parts nothing else names (mailcore.mailboxes.routing).
 """
 from dataclasses import dataclass
 from functools import cache
@@ -19,8 +21,9 @@ from mailcore.accounts.models import Account, Plan
 from mailcore.domains.models import Domain
 from mailcore.domains.report_addresses import REPORT_KINDS
 from mailcore.mailboxes.models import ForwardingRule, Mailbox
+from mailcore.mailboxes.routing import routed_mailbox
 from mailcore.mailboxes.selectors import mailbox_reached_by
-from mailcore.outbound.feedback import return_path_message
+from mailcore.outbound.feedback import RETURN_PATH_LOCAL_PART, return_path_message
 from mailcore.outbound.models import OutboundMessage
 from mailcore.outbound.srs import SrsInvalid, is_srs_address, srs_reverse
 from mailcore.rawrows import Columns, instances, table as table_name
@@ -146,7 +149,10 @@ def resolve(address: str) -> Resolution:
         return _srs_plan(given)
     if report := _report_plan(local_part, domain_name):
         return report
-    return _plan(mailbox_reached_by(address))
+    mailbox = mailbox_reached_by(address)
+    if mailbox is None and local_part.split("+", 1)[0] != RETURN_PATH_LOCAL_PART:
+        mailbox = routed_mailbox(address)  # alias domain and catch-all; a forged return path stays refused
+    return _plan(mailbox)
 
 
 def _srs_plan(address: str) -> SrsPlan | Rejection:

@@ -2,7 +2,7 @@
 deleting it with what hangs on the name."""
 from django.db import IntegrityError, transaction
 
-from mailcore.errors import DomainError, ErrorCode
+from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.partners.models import HostingPartner
 from mailcore.domains.dkim import dkim_key_for
 from mailcore.domains.dnscheck import expected_records
@@ -25,9 +25,28 @@ class DomainHasMailboxes(DomainError):
     code = ErrorCode.CONFLICT
 
 
-def domain_add_for_partner(*, partner: HostingPartner, name: str, client: PartnerClient | None = None) -> Domain:
-    """Claim a name for a partner's client (a new client named after the domain when none is given)."""
+class DomainHasAliasDomains(DomainError):
+    code = ErrorCode.CONFLICT
+
+
+def _alias_client(alias_of: Domain, client: PartnerClient | None) -> PartnerClient:
+    """The client an alias domain belongs to: its primary's. No chains (hence no loops)."""
+    if alias_of.alias_of_id is not None:
+        raise InvalidFields({"alias_of": [f"{alias_of.name} is itself an alias of {alias_of.alias_of.name}; "
+                                          f"make the new domain an alias of {alias_of.alias_of.name}"]})
+    if client is not None and client.pk != alias_of.client_id:
+        raise InvalidFields({"client_id": [f"an alias domain belongs to the client of {alias_of.name}"]})
+    return alias_of.client
+
+
+def domain_add_for_partner(*, partner: HostingPartner, name: str, client: PartnerClient | None = None,
+                           alias_of: Domain | None = None) -> Domain:
+    """Claim a name for a partner's client (a new client named after the domain when none is given);
+    with `alias_of` (one of the partner's domains, found by the caller) x@name will reach x@alias_of
+    once both are verified."""
     ascii_name = domain_name_clean(name)
+    if alias_of is not None:
+        client = _alias_client(alias_of, client)
     holder = Domain.objects.filter(name=ascii_name).first()
     if holder is not None and _releasable(holder) and domain_claim_proven(domain=holder):
         raise DomainTaken(f"{ascii_name} is already claimed")  # its holder's DNS proves it now: kept
@@ -45,7 +64,7 @@ def domain_add_for_partner(*, partner: HostingPartner, name: str, client: Partne
             client = PartnerClient.objects.create(partner=partner, name=ascii_name)
         try:
             with transaction.atomic():
-                domain = domain_create(account=partner.account, name=ascii_name, client=client)
+                domain = domain_create(account=partner.account, name=ascii_name, client=client, alias_of=alias_of)
         except IntegrityError:
             raise DomainTaken(f"{ascii_name} is already claimed") from None
         dkim_key_for(ascii_name)  # generated on first use of the name, reused after
@@ -65,6 +84,9 @@ def domain_delete(*, domain: Domain) -> None:
         if domain.mailboxes.filter(is_active=True).exists() or domain.mailboxes.filter(
                 partner_mailbox__isnull=False).exists():
             raise DomainHasMailboxes(f"{domain.name} still has mailboxes; delete them first")
+        if domain.alias_domains.exists():
+            names = ", ".join(domain.alias_domains.values_list("name", flat=True))
+            raise DomainHasAliasDomains(f"{domain.name} has alias domains ({names}); delete them first")
         domain.mailboxes.all().delete()  # accounts deactivated earlier, kept until their domain goes
         domain_aliases_delete(domain_name=domain.name)
         domain.delete()

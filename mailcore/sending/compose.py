@@ -61,9 +61,25 @@ def message_ids_problem(value: str, *, single: bool) -> str | None:
     return None
 
 
+_LINK = re.compile(r"""<a\b[^>]*?\bhref\s*=\s*(["'])(.*?)\1[^>]*>(.*?)</a\s*>""", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _link_as_text(m: re.Match) -> str:
+    """`label (URL)`, or the URL alone when it is its own label: a text reader keeps every link
+    (SpamAssassin scores tracked mail whose text part lacks the HTML's URLs)."""
+    url, label = m.group(2).strip(), m.group(3)
+    if not url or url.startswith("#") or url.lower().startswith("javascript:"):
+        return label
+    shown = html.unescape(_TAG.sub("", label)).strip()
+    return url if not shown or shown == html.unescape(url) else f"{label} ({url})"
+
+
 def html_to_text(body_html: str) -> str:
-    """A plain-text alternative for HTML-only mail: tags dropped, block ends become line breaks."""
-    text = re.sub(r"(?i)<br\s*/?>|</(p|div|h[1-6]|li|tr)>", "\n", body_html)
+    """A plain-text alternative for HTML-only mail: tags dropped, block ends become line breaks,
+    links written `label (URL)` with the URL as the HTML names it (never the click-tracking one)."""
+    text = _LINK.sub(_link_as_text, body_html)
+    text = re.sub(r"(?i)<br\s*/?>|</(p|div|h[1-6]|li|tr)>", "\n", text)
     text = html.unescape(nh3.clean(text, tags=set()))
     return "\n".join(line.strip() for line in text.splitlines()).strip() + "\n"
 
@@ -76,20 +92,36 @@ def _with_signature(mailbox: Mailbox, body_html: str, body_text: str) -> tuple[s
     return body_html, f"{body_text.rstrip()}\n\n-- \n{html_to_text(mailbox.signature_html)}"
 
 
-def _tracked(body_html: str, message_id: str, track_opens: bool) -> str:
-    """Links become signed redirects (a click event each); an opened pixel when asked for."""
+_BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
+_HTML_END = re.compile(r"</html\s*>", re.IGNORECASE)
+
+
+def _inside_body(body_html: str, addition: str) -> str:
+    """`addition` just before the last </body>; before </html> when there is no body element; else
+    at the end. Content after </html> is outside the document, which filters score."""
+    for end in (_BODY_END, _HTML_END):
+        found = list(end.finditer(body_html))
+        if found:
+            at = found[-1].start()
+            return f"{body_html[:at]}{addition}\n{body_html[at:]}"
+    return f"{body_html}\n{addition}"
+
+
+def _tracked(body_html: str, message_id: str, track_opens: bool, host: str | None = None) -> str:
+    """Links become signed redirects (a click event each); an opened pixel when asked for. `host` is
+    the sending domain's own tracking host when it has one in use (Domain.tracking_host)."""
     if not track_opens:
         return body_html
 
     def redirect(m: re.Match) -> str:
         if NO_TRACK in m.group(1):
             return m.group(0)
-        url = html.escape(tracking.click_url(message_id, html.unescape(m.group(3))))
+        url = html.escape(tracking.click_url(message_id, html.unescape(m.group(3)), host=host))
         return f"{m.group(1)}{m.group(2)}{url}{m.group(2)}"
 
     body_html = _HREF.sub(redirect, body_html)
-    pixel = f'<img src="{tracking.open_url(message_id)}" width="1" height="1" alt="" style="display:none">'
-    return f"{body_html}\n{pixel}"
+    pixel = f'<img src="{tracking.open_url(message_id, host=host)}" width="1" height="1" alt="" style="display:none">'
+    return _inside_body(body_html, pixel)
 
 
 @dataclass(frozen=True)
@@ -133,7 +165,8 @@ def compose(*, mailbox: Mailbox, payload: dict, message_id: str, rfc_message_id:
     body_text = body_text or "\n"
     alternatives = [_text_part(body_text, "plain")]
     if body_html:
-        body_html = _tracked(body_html, message_id, track_opens)
+        host = mailbox.domain.tracking_host if track_opens and mailbox.domain_id else None
+        body_html = _tracked(body_html, message_id, track_opens, host)
         alternatives.append(_text_part(body_html, "html"))
     calendar = payload.get("calendar")
     if calendar:  # iMIP (RFC 6047): the alternative clients act on, and a copy as Outlook and Gmail add

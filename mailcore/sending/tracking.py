@@ -14,16 +14,17 @@ _OPEN_SALT = "mailwell.tracking.open"
 _CLICK_SALT = "mailwell.tracking.click"
 
 
-def _base() -> str:
-    return settings.PUBLIC_BASE_URL.rstrip("/")
+def _base(host: str | None) -> str:
+    """The platform's address, or https://<host> for a domain's own tracking host (TLS on demand)."""
+    return f"https://{host}" if host else settings.PUBLIC_BASE_URL.rstrip("/")
 
 
-def open_url(message_id: str) -> str:
-    return f"{_base()}/t/o/{signing.dumps(message_id, salt=_OPEN_SALT, compress=True)}.gif"
+def open_url(message_id: str, *, host: str | None = None) -> str:
+    return f"{_base(host)}/t/o/{signing.dumps(message_id, salt=_OPEN_SALT, compress=True)}.gif"
 
 
-def click_url(message_id: str, url: str) -> str:
-    return f"{_base()}/t/c/{signing.dumps([message_id, url], salt=_CLICK_SALT, compress=True)}"
+def click_url(message_id: str, url: str, *, host: str | None = None) -> str:
+    return f"{_base(host)}/t/c/{signing.dumps([message_id, url], salt=_CLICK_SALT, compress=True)}"
 
 
 class InvalidToken(Exception):

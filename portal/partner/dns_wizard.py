@@ -8,7 +8,7 @@ from mailcore.domains.services import domain_records
 from webmail.client_settings import recommended_records
 
 TITLES = {"mx": "Mail routing", "ownership": "Ownership", "spf": "Sender policy (SPF)",
-          "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)"}
+          "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)", "tracking": "Tracking host"}
 # The records that help mail apps set themselves up (recommended, never checked).
 TITLES |= {"autoconfig": "Thunderbird set-up", "autodiscover": "Outlook set-up", "srv_imaps": "Incoming mail server",
            "srv_submission": "Outgoing mail server", "srv_carddavs": "Contacts server", "txt_carddavs": "Contacts path",
@@ -86,13 +86,16 @@ class RecordRow(DnsRecord):
 
 
 def record_rows(domain: Domain) -> list[RecordRow]:
-    """The five records: the last check, or what to create before any check."""
-    return [RecordRow(**vars(record), domain_name=domain.name) for record in domain_records(domain)]
+    """The five records: the last check, or what to create before any check (optional ones apart)."""
+    return [RecordRow(**vars(record), domain_name=domain.name) for record in domain_records(domain)
+            if not record.optional]
 
 
 def recommended_rows(domain: Domain) -> list[RecordRow]:
-    """The mail-app set-up records: shown beside the five, never checked, never counted."""
-    return [RecordRow(**vars(record), domain_name=domain.name) for record in recommended_records(domain)]
+    """The mail-app set-up records and the optional checked ones (the domain's own tracking host):
+    shown beside the five, never counted."""
+    optional = [record for record in domain_records(domain) if record.optional]
+    return [RecordRow(**vars(record), domain_name=domain.name) for record in [*recommended_records(domain), *optional]]
 
 
 @dataclass
@@ -105,7 +108,8 @@ class DnsSummary:
 def dns_summary(records) -> DnsSummary:
     """How many records the last check found right: the one count every page shows (records are
     DnsRecord/RecordRow objects or the API's dicts)."""
-    oks = [record.get("ok") if isinstance(record, dict) else record.ok for record in records]
+    oks = [record.get("ok") if isinstance(record, dict) else record.ok for record in records
+           if not (record.get("optional") if isinstance(record, dict) else record.optional)]
     return DnsSummary(len(oks), sum(1 for ok in oks if ok), any(ok is not None for ok in oks))
 
 

@@ -16,7 +16,16 @@ from django_htmx.http import HttpResponseClientRedirect
 from mailcore.domains.models import Domain
 from mailcore.domains.selectors import account_domains
 from mailcore.domains.services import DomainClaimGone, InvalidDomainName, domain_claim_lapsed, domain_verify
-from mailcore.partners.domains import DomainHasMailboxes, DomainLimitReached, DomainTaken, domain_add_for_partner, domain_delete
+from mailcore.errors import InvalidFields
+from mailcore.mailboxes.routing import domain_catch_all_clear, domain_catch_all_set
+from mailcore.partners.domains import (
+    DomainHasAliasDomains,
+    DomainHasMailboxes,
+    DomainLimitReached,
+    DomainTaken,
+    domain_add_for_partner,
+    domain_delete,
+)
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.selectors import partner_domain_get, partner_domains, partner_mailboxes
 from mailcore.partners.services import hosting_partner_enable
@@ -24,7 +33,7 @@ from portal.htmx import regions
 from portal.access import found_or_404
 from portal.partner.access import BECOME_PARTNER_TEMPLATE, operational_partner, partner_section
 from portal.partner.dns_wizard import dns_summary, domain_dns_summary, recommended_rows, record_rows
-from portal.partner.forms import DomainAddForm, name_error
+from portal.partner.forms import CatchAllForm, DomainAddForm, name_error
 
 DOMAINS_TEMPLATE = "portal/domains.html"
 DOMAIN_TEMPLATE = "portal/domains_detail.html"
@@ -62,12 +71,16 @@ def partner_apply(request):
 
 def _domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
     rows = record_rows(domain)
+    mailboxes = list(partner_mailboxes(partner=partner).filter(mailbox__domain=domain))
+    choices = [held.mailbox.address for held in mailboxes if held.mailbox.is_active]
     return {
+        "catch_all_form": extra.pop("catch_all_form", None) or CatchAllForm(
+            mailboxes=choices, initial={"address": domain.catch_all.address if domain.catch_all_id else None}),
         "domain": domain,
         "records": rows,
         "summary": dns_summary(rows),
         "recommended": recommended_rows(domain),
-        "mailboxes": list(partner_mailboxes(partner=partner).filter(mailbox__domain=domain)),
+        "mailboxes": mailboxes,
         "claim_lapsed": domain_claim_lapsed(domain),
         **extra,
     }
@@ -90,7 +103,10 @@ def domains(request, partner):
         if form.is_valid():
             try:
                 domain = domain_add_for_partner(partner=partner, name=form.cleaned_data["name"],
-                                                client=form.cleaned_data["client"])
+                                                client=form.cleaned_data["client"],
+                                                alias_of=form.cleaned_data["alias_of"])
+            except InvalidFields as exc:
+                form.add_service_error(exc)
             except InvalidDomainName as exc:
                 form.add_error("name", name_error(exc))
             except DomainTaken:
@@ -146,6 +162,33 @@ def domain_check(request, partner, domain_id: int):
     return redirect("portal:domain", domain_id=domain.pk)
 
 
+@require_POST
+@partner_section
+def domain_catch_all(request, partner, domain_id: int):
+    """Set the catch-all mailbox (`address`), or turn it off (`clear`); the same services as the API."""
+    domain = domain_of(partner, domain_id)
+    context = _domain_context(partner, domain)
+    if "clear" in request.POST:
+        domain_catch_all_clear(domain=domain)
+        messages.success(request, f"Catch-all off: mail to unknown addresses on {domain.name} is refused again.")
+    else:
+        form = CatchAllForm(request.POST, mailboxes=[c for c, _ in context["catch_all_form"].fields["address"].choices])
+        if form.is_valid():
+            try:
+                domain_catch_all_set(domain=domain, address=form.cleaned_data["address"])
+            except InvalidFields as exc:
+                form.add_error(None, exc.detail)
+        if form.errors:
+            context = _domain_context(partner, domain, catch_all_form=form)
+            if request.htmx:
+                return regions(request, DOMAIN_TEMPLATE, ["domain-catch-all"], context)
+            return render(request, DOMAIN_TEMPLATE, context, status=422)
+        messages.success(request, f"Mail to unknown addresses on {domain.name} now goes to "
+                                  f"{form.cleaned_data['address']}.")
+    url = reverse("portal:domain", kwargs={"domain_id": domain.pk})
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
 @require_http_methods(["GET", "POST"])
 @partner_section
 def domain_remove(request, partner, domain_id: int):
@@ -156,6 +199,10 @@ def domain_remove(request, partner, domain_id: int):
         return render(request, DOMAIN_CONFIRM_TEMPLATE, context)
     try:
         domain_delete(domain=domain)
+    except DomainHasAliasDomains as exc:
+        messages.error(request, str(exc))
+        url = reverse("portal:domain", kwargs={"domain_id": domain.pk})
+        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     except DomainHasMailboxes:
         context["blocked"] = True
         if request.htmx:  # htmx swaps only 2xx: the explanation replaces the delete card

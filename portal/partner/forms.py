@@ -92,6 +92,7 @@ from decimal import Decimal  # noqa: E402
 
 from mailcore.accounts.models import Plan  # noqa: E402
 from mailcore.partners.models import HostingPartner, LapseAction, PartnerClient  # noqa: E402
+from mailcore.domains.models import Domain  # noqa: E402
 from mailcore.domains.services import InvalidDomainName, domain_name_clean  # noqa: E402
 from mailcore.apikeys.scopes import PARTNER_SCOPES, USER_SCOPES  # noqa: E402
 from mailcore.partners.mailboxes import PARTNER_PLANS  # noqa: E402
@@ -313,7 +314,7 @@ class ClientChoiceField(forms.ModelChoiceField):
         return obj.name
 
 
-class DomainAddForm(forms.Form):
+class DomainAddForm(PortalForm):
     name = forms.CharField(
         label="Domain name", max_length=253,
         help_text="The domain your client's addresses end with, such as example.com: no http://, www or path.",
@@ -325,10 +326,17 @@ class DomainAddForm(forms.Form):
         empty_label="A new client named after the domain",
         help_text="Whose domain this is. Mailboxes on it count towards this client.",
     )
+    alias_of = forms.ModelChoiceField(
+        label="Alias of", queryset=Domain.objects.none(), required=False,
+        empty_label="No: a domain with its own mailboxes",
+        help_text="Mail to any address on the new domain reaches the same address on this one (same client), "
+                  "once both are verified.",
+    )
 
     def __init__(self, *args, partner: HostingPartner, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["client"].queryset = PartnerClient.objects.filter(partner=partner)
+        self.fields["alias_of"].queryset = Domain.objects.filter(account=partner.account_id, alias_of__isnull=True)
 
     # The service checks the name again; asking the same function here shows the error at once.
     def clean_name(self) -> str:
@@ -464,3 +472,12 @@ class MonthlyReportForm(PortalForm):
 
     enabled = forms.BooleanField(required=False, label="Send the client a monthly report under my brand")
     send_to = forms.EmailField(required=False, label="Client's contact address", max_length=254)
+
+
+class CatchAllForm(forms.Form):
+    address = forms.ChoiceField(label="Catch-all mailbox", help_text=(
+        "Mail to any address on the domain that no mailbox or alias has goes here."))
+
+    def __init__(self, *args, mailboxes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["address"].choices = [(address, address) for address in mailboxes]

@@ -40,6 +40,7 @@ urlpatterns = [
     path("portal/domains/<int:domain_id>/", domains.domain_detail, name="domain"),
     path("portal/domains/<int:domain_id>/check/", domains.domain_check, name="domain-check"),
     path("portal/domains/<int:domain_id>/delete/", domains.domain_remove, name="domain-delete"),
+    path("portal/domains/<int:domain_id>/catch-all/", domains.domain_catch_all, name="domain-catch-all"),
     path("portal/domains/<int:domain_id>/protection/", protection.domain_protection, name="domain-protection"),
     path("portal/domains/<int:domain_id>/protection/senders/", protection.domain_sender_add,
          name="domain-sender-add"),
