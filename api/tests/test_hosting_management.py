@@ -16,6 +16,7 @@ from mailcore.apikeys.scopes import PARTNER_SCOPES
 from mailcore.domains.models import Domain
 from mailcore.inbound.delivery import deliver
 from mailcore.mailboxes.models import Alias, ForwardingRule, Mailbox
+from mailcore.outbound.srs import srs_forward
 from billing.services.mailboxes import partner_mailbox_open
 from mailcore.partners.services import slots_grant
 from mailcore.sending.compose import build_message
@@ -483,7 +484,8 @@ def test_mail_forwards_only_while_the_rule_is_enabled_and_confirmed(hosting, cli
     result = deliver(raw_message(subject="live"), "ann@acme.test", "bea@sender.test")
     assert (result.forwarded_to, result.stored) == (("far@elsewhere.test",), True)
     [forwarded] = outbox(tmp_path)
-    assert forwarded.startswith(b"X-Outbox-Envelope-From: <ann@acme.test>\r\n"
+    srs = srs_forward("bea@sender.test", "acme.test").encode()  # bounces come back for the sender
+    assert forwarded.startswith(b"X-Outbox-Envelope-From: <" + srs + b">\r\n"
                                 b"X-Outbox-Envelope-To: <far@elsewhere.test>\r\n")
     assert b"Subject: live" in forwarded
 

@@ -11,7 +11,7 @@ verdict header Dovecot's sieve_before and the embedded store file by; no forward
 answered without a copy (held by the screener, refused, deferred).
 
 A forward leaves with an SRS envelope sender on the forwarding mailbox's domain and, for screened
-mail, an ARC set of our results (mailcore.outbound.srs and .arc); a bounce to such an SRS address
+mail, an ARC set of our results (mailcore.outbound.forwarded); a bounce to such an SRS address
 goes back to the original sender with the null sender.
 """
 import logging
@@ -32,9 +32,8 @@ from mailcore.inbound.screening import (INBOX, SCREENING_UNAVAILABLE, Action, Ar
 from mailcore.inbound.threads import is_reply, thread_assign
 from mailcore.inbound.usage import WARNING_PERCENT, usage_after
 from mailcore.mailboxes.models import Mailbox
-from mailcore.outbound.arc import arc_seal
+from mailcore.outbound.forwarded import forward_prepared
 from mailcore.outbound.relay import relay
-from mailcore.outbound.srs import srs_forward
 from mailcore.outbound.feedback import Feedback, feedback_from, feedback_record, return_path_record
 from mailcore.store.authresults import HEADER as AUTHENTICATION_RESULTS
 from mailcore.store.authresults import authentication_summary
@@ -385,9 +384,9 @@ def _forward(plan: DeliveryPlan, message: bytes, envelope_from: str) -> tuple[st
     SPF passes and a bounce comes back to us for the original sender."""
     if not plan.forward_to:
         return ()
-    domain = plan.mailbox.address.rpartition("@")[2]
-    outcomes = relay(srs_forward(envelope_from, domain), list(plan.forward_to), arc_seal(message, domain_name=domain),
-                     local=deliver_if_hosted)
+    sender, sealed = forward_prepared(message, envelope_from=envelope_from,
+                                      forwarding_domain=plan.mailbox.address.rpartition("@")[2])
+    outcomes = relay(sender, list(plan.forward_to), sealed, local=deliver_if_hosted)
     if any(outcome.status == "deferred" for outcome in outcomes):
         return FORWARD_DEFERRED
     for outcome in outcomes:

@@ -1,8 +1,12 @@
 """ARC sets on forwarded mail (mailcore.outbound.arc): sealed with the forwarding domain's DKIM key
 over our screener's results, verified as a next hop would (dkimpy's arc_verify, the key served by
 the loopback DNS)."""
+import base64
+
 import dkim
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from mailcore.dnslookup import dkim_dnsfunc
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
@@ -52,3 +56,27 @@ def test_a_message_without_results_of_ours_is_forwarded_unsealed(published):
 
     assert arc_seal(unscreened, domain_name="example.test") == unscreened
     assert arc_seal(someone_elses, domain_name="example.test") == someone_elses
+
+
+def test_a_list_messages_chain_is_extended_and_still_verifies_when_its_dkim_is_broken(published, dns_zone):
+    """A mailing list added its footer (the author's DKIM fails) and sealed its results (i=1); our
+    screener found that chain valid (arc=pass): our set is i=2 with cv=pass and the whole chain verifies."""
+    list_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = list_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                 serialization.NoEncryption())
+    public = list_key.public_key().public_bytes(serialization.Encoding.DER,
+                                                serialization.PublicFormat.SubjectPublicKeyInfo)
+    dns_zone.set("list._domainkey.lists.test", "TXT", f"v=DKIM1; k=rsa; p={base64.b64encode(public).decode()}")
+    at_the_list = (b"Authentication-Results: mx.lists.test; spf=pass smtp.mailfrom=bea@sender.test; "
+                   b"dkim=pass header.d=sender.test; arc=none\r\n" + BODY + b"-- \r\nThe minutes list\r\n")
+    from_the_list = b"".join(dkim.arc_sign(at_the_list, b"list", b"lists.test", pem, b"mx.lists.test")) + at_the_list
+    screened = (b"Authentication-Results: mx.mailwell.test; spf=pass smtp.mailfrom=minutes-bounces@lists.test; "
+                b"dkim=fail header.d=sender.test; dmarc=fail header.from=sender.test; arc=pass\r\n" + from_the_list)
+
+    sealed = arc_seal(screened, domain_name="example.test")
+
+    cv, sets, reason = dkim.arc_verify(sealed, dnsfunc=dkim_dnsfunc)
+    assert (cv, reason) == (dkim.CV_Pass, "success")
+    assert [(found["instance"], found["cv"], found["as-domain"]) for found in sets] == [
+        (2, b"pass", b"example.test"), (1, b"none", b"lists.test")]
+    assert sets[0]["aar-value"].startswith(b"i=2; mx.mailwell.test; spf=pass")
