@@ -211,19 +211,6 @@ SITE_NAME = env_str("SITE_NAME", "Mailwell")
 ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
 MFA_TOTP_ISSUER = SITE_NAME
 
-# The platform's own sending domain: system mail (verification, resets, partner approval, notices)
-# comes From it, with Message-IDs on it, DKIM-signed with its key (its SPF, DKIM and DMARC records
-# are on the console's "System mail domain" page). Production must name it; development uses a
-# name of the test tree, never localhost.
-SYSTEM_MAIL_DOMAIN = env_str("SYSTEM_MAIL_DOMAIN").strip().rstrip(".").lower()
-if not SYSTEM_MAIL_DOMAIN:
-    if PRODUCTION:
-        raise ImproperlyConfigured("DJANGO_ENV=production needs SYSTEM_MAIL_DOMAIN: the domain system mail is sent "
-                                   "from and signed for, e.g. example.com")
-    SYSTEM_MAIL_DOMAIN = "mailwell.test"
-if not re.fullmatch(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", SYSTEM_MAIL_DOMAIN) or "." not in SYSTEM_MAIL_DOMAIN:
-    raise ImproperlyConfigured("SYSTEM_MAIL_DOMAIN must be a domain name such as example.com")
-DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or f"{SITE_NAME} <no-reply@{SYSTEM_MAIL_DOMAIN}>"
 # Every system mail leaves through the signing backend (mailcore.outbound.systemmail): aligned,
 # signed, then handed to SMTP_URL's relay; without SMTP_URL it is kept in the local outbox and,
 # outside production, also printed on the console (where `make run` shows verification links).
@@ -424,6 +411,19 @@ if not PUBLIC_BASE_URL:
     PUBLIC_BASE_URL = local_base_url(env_str("HOST", "127.0.0.1"), env_int("PORT", 8000))
 elif not re.fullmatch(r"https?://[^/?#\s]+", PUBLIC_BASE_URL):
     raise ImproperlyConfigured(f"PUBLIC_BASE_URL must be a scheme and host without a path, got {PUBLIC_BASE_URL!r}")
+# The platform's own sending domain: system mail (verification, resets, partner approval, notices)
+# comes From it, with Message-IDs on it, DKIM-signed with its key (its SPF, DKIM and DMARC records
+# are on the console's "System mail domain" page). Production must name it; development uses a
+# name of the test tree, never localhost.
+SYSTEM_MAIL_DOMAIN = env_str("SYSTEM_MAIL_DOMAIN").strip().rstrip(".").lower()
+if not SYSTEM_MAIL_DOMAIN:
+    if PRODUCTION:
+        raise ImproperlyConfigured("DJANGO_ENV=production needs SYSTEM_MAIL_DOMAIN: the domain system mail is sent "
+                                   "from and signed for, e.g. example.com")
+    SYSTEM_MAIL_DOMAIN = "mailwell.test"
+if not re.fullmatch(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", SYSTEM_MAIL_DOMAIN) or "." not in SYSTEM_MAIL_DOMAIN:
+    raise ImproperlyConfigured("SYSTEM_MAIL_DOMAIN must be a domain name such as example.com")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or f"{SITE_NAME} <no-reply@{SYSTEM_MAIL_DOMAIN}>"
 # Optional GeoIP2 country database (a .mmdb file) for email.opened's location_country.
 GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")
 
