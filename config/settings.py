@@ -214,33 +214,15 @@ SITE_NAME = env_str("SITE_NAME", "Mailwell")
 ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
 MFA_TOTP_ISSUER = SITE_NAME
 
-# Outgoing system mail (verification, password reset). Console in development,
-# SMTP_URL's relay in production.
-DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Mailwell <no-reply@localhost>")
+# Every system mail leaves through the signing backend (mailcore.outbound.systemmail): aligned,
+# signed, then handed to SMTP_URL's relay; without SMTP_URL it is kept in the local outbox and,
+# outside production, also printed on the console (where `make run` shows verification links).
 SMTP_URL = env_str("SMTP_URL")
-if SMTP_URL:
-    from mailcore.smtpurl import parse_smtp_url
-
-    _relay = parse_smtp_url(SMTP_URL)
-    MAILERS = {
-        "default": {
-            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-            "OPTIONS": {
-                "host": _relay.host,
-                "port": _relay.port,
-                "username": _relay.username,
-                "password": _relay.password,
-                "use_tls": _relay.starttls,
-                "use_ssl": _relay.implicit_tls,
-                "timeout": 30,
-            },
-        }
-    }
-elif PRODUCTION:  # no relay named: the machine's own MTA on port 25 (compose names Postfix instead)
-    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-                           "OPTIONS": {"host": "localhost", "port": 25, "timeout": 30}}}
-else:
-    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+MAILERS = {"default": {"BACKEND": "mailcore.outbound.systemmail.SignedRelayBackend",
+                       "OPTIONS": {"echo": not SMTP_URL and not PRODUCTION}}}
+# Where mail Dovecot sends itself (vacation replies, Sieve redirects) is signed before it leaves
+# (`manage.py dovecot_relay`, docker/dovecot/dovecot.conf's submission_host); internal only.
+DOVECOT_RELAY_LISTEN = env_str("DOVECOT_RELAY_LISTEN", "127.0.0.1:10027")
 # Extra certificate authorities (a PEM file) trusted for the relay's TLS, besides the system's.
 SMTP_CA_BUNDLE = env_str("SMTP_CA_BUNDLE")
 
@@ -446,6 +428,19 @@ elif not re.fullmatch(r"https?://[^/?#\s]+", PUBLIC_BASE_URL):
 # The platform's tracking host (open pixels, click redirects): a client domain's own track.<domain>
 # is a CNAME to it (the DNS wizard's "tracking" record), used once seen. Defaults to PUBLIC_BASE_URL's host.
 TRACKING_HOST = (env_str("TRACKING_HOST") or urlsplit(PUBLIC_BASE_URL).hostname or "").strip().rstrip(".").lower()
+# The platform's own sending domain: system mail (verification, resets, partner approval, notices)
+# comes From it, with Message-IDs on it, DKIM-signed with its key (its SPF, DKIM and DMARC records
+# are on the console's "System mail domain" page). Production must name it; development uses a
+# name of the test tree, never localhost.
+SYSTEM_MAIL_DOMAIN = env_str("SYSTEM_MAIL_DOMAIN").strip().rstrip(".").lower()
+if not SYSTEM_MAIL_DOMAIN:
+    if PRODUCTION:
+        raise ImproperlyConfigured("DJANGO_ENV=production needs SYSTEM_MAIL_DOMAIN: the domain system mail is sent "
+                                   "from and signed for, e.g. example.com")
+    SYSTEM_MAIL_DOMAIN = "mailwell.test"
+if not re.fullmatch(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", SYSTEM_MAIL_DOMAIN) or "." not in SYSTEM_MAIL_DOMAIN:
+    raise ImproperlyConfigured("SYSTEM_MAIL_DOMAIN must be a domain name such as example.com")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or f"{SITE_NAME} <no-reply@{SYSTEM_MAIL_DOMAIN}>"
 # Optional GeoIP2 country database (a .mmdb file) for email.opened's location_country.
 GEOIP_COUNTRY_DB = env_str("GEOIP_COUNTRY_DB")
 

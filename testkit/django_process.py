@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GOOD_KEY = "x" * 20 + "production-secret-key-for-this-test-only-0123456789"
 PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS": "mail.example.com",
-              "PUBLIC_BASE_URL": "https://mail.example.com",
+              "PUBLIC_BASE_URL": "https://mail.example.com", "SYSTEM_MAIL_DOMAIN": "example.com",
               "FIELD_ENCRYPTION_KEY": "bXVzdC1iZS0zMi11cmwtc2FmZS1iYXNlNjQtYnl0ZXM=",
               "PAYMENT_PROVIDER": "usd=stripe,ngn=paystack", "STRIPE_API_KEY": "sk_live_x",
               "STRIPE_WEBHOOK_SECRET": "whsec_x", "PAYSTACK_SECRET_KEY": "sk_live_y"}
@@ -17,7 +17,7 @@ PRODUCTION = {"DJANGO_ENV": "production", "SECRET_KEY": GOOD_KEY, "ALLOWED_HOSTS
 # (pytest-playwright sets DJANGO_ALLOW_ASYNC_UNSAFE, which `check --deploy` reports), and the run's own
 # database and Redis: a process under test keeps its data in its DATA_DIR, never in the shared servers.
 NOT_INHERITED = {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ENV", "DJANGO_ALLOW_ASYNC_UNSAFE", "PUBLIC_BASE_URL", "HOST",
-                 "DATABASE_URL", "REDIS_URL",
+                 "SYSTEM_MAIL_DOMAIN", "DEFAULT_FROM_EMAIL", "DATABASE_URL", "REDIS_URL",
                  "PORT"}
 
 

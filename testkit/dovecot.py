@@ -4,8 +4,9 @@ test database.
 
 Only instance values are written here (paths, ports, the SQL connection, the Sieve dict's
 connection, the master user's passwd-file, `submission_host`); the service itself is the shared
-file. Mail Dovecot sends itself (vacation replies) goes to an SMTP sink on loopback started with
-it: `dovecot.submitted.messages` (shared by the session: look at the messages a test added).
+file. Mail Dovecot sends itself (vacation replies) goes, as in production, through our signing relay
+(mailcore.outbound.dovecot_relay) to an SMTP sink on loopback started with it:
+`dovecot.submitted.messages` (shared by the session: look at the messages a test added).
 
 Dovecot reads mailboxes through its own database connection, so tests that use it are
 transactional (`imap_settings` asks for that; mark the test `@pytest.mark.django_db(transaction=True)`
@@ -34,7 +35,7 @@ from mailcore.accounts.models import Account, Plan
 from mailcore.domains.services import domain_create
 from mailcore.mailboxes.models import Mailbox
 from mailcore.mailboxes.services import mailbox_create
-from testkit.smtp_sink import SinkHandler, smtp_sink
+from testkit.smtp_sink import SinkHandler, dovecot_relay, smtp_sink
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "docker" / "dovecot"
 START_TIMEOUT_SECONDS = 15
@@ -52,7 +53,7 @@ class Dovecot:
     master_password: str
     directory: Path
     submission_port: int = 0
-    submitted: SinkHandler | None = None  # what Dovecot sent through submission_host
+    submitted: SinkHandler | None = None  # what Dovecot sent through submission_host (signed by our relay)
     imaps_port: int = 0  # with start_dovecot(tls=True): IMAPS, as production serves owners' clients
     auth_port: int = 0  # Dovecot's SASL service, as Postfix's submission port asks it
 
@@ -359,7 +360,7 @@ def restore_plans() -> None:
 
 @pytest.fixture(scope="session")
 def dovecot(django_db_setup) -> Iterator[Dovecot]:
-    with smtp_sink() as (submission_port, submitted):
+    with smtp_sink() as (sink_port, submitted), dovecot_relay(f"smtp://127.0.0.1:{sink_port}") as submission_port:
         # Master logins only from the app's network, as compose sets DOVECOT_MASTER_NETS.
         instance, process = start_dovecot(settings.DOVECOT_MASTER_USER, submission_port=submission_port,
                                           submitted=submitted, master_nets="127.0.0.0/8")

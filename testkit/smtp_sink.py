@@ -95,3 +95,18 @@ def submission_intake():
         yield port
     finally:
         controller.stop()
+
+
+@contextmanager
+def dovecot_relay(next_hop: str):
+    """Our relay for the mail Dovecot sends (mailcore.outbound.dovecot_relay) on 127.0.0.1, handing
+    what it signed to `next_hop` (an SMTP URL); yields its port."""
+    from mailcore.outbound.dovecot_relay import dovecot_relay_controller
+
+    port = free_port()
+    controller = dovecot_relay_controller(f"127.0.0.1:{port}", next_hop=next_hop)
+    controller.start()
+    try:
+        yield port
+    finally:
+        controller.stop()

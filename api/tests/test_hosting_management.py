@@ -154,8 +154,8 @@ def test_a_second_rule_to_the_same_target_is_422(hosting, client_box):
 def test_a_rule_whose_confirmation_cannot_be_sent_is_502_and_not_kept(hosting, client_box, settings):
     from testkit.smtp_sink import free_port
 
-    settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-                                    "OPTIONS": {"host": "127.0.0.1", "port": free_port(), "timeout": 5}}}
+    settings.MAILERS = {"default": {"BACKEND": "mailcore.outbound.systemmail.SignedRelayBackend"}}
+    settings.SMTP_URL = f"smtp://127.0.0.1:{free_port()}"  # nobody listens: the relay defers it
     response = hosting.post(url(client_box, "forwarding"), {"email": "ann@acme.test", "forward_to": "far@elsewhere.test"},
                             format="json")
     assert response.status_code == 502

@@ -56,7 +56,8 @@ def partner_approve(*, partner: HostingPartner, currency: str = "usd", trial_day
     partner.trial_ends_at, partner.decided_at, partner.decision_note = now + timedelta(days=days), now, note
     partner.trial_notice_sent_at = None
     partner.save()
-    transaction.on_commit(lambda: _tell(partner, "partner_approved", "Your Mailwell partner account is approved"))
+    transaction.on_commit(lambda: _tell(partner, "partner_approved",
+                                        f"Your {settings.SITE_NAME} partner account is approved"))
     return partner
 
 
@@ -67,7 +68,7 @@ def partner_reject(*, partner: HostingPartner, note: str = "") -> HostingPartner
         raise NotPending(f"the application is {partner.status}, not pending")
     partner.status, partner.decided_at, partner.decision_note = HostingPartner.Status.REJECTED, timezone.now(), note
     partner.save(update_fields=["status", "decided_at", "decision_note"])
-    transaction.on_commit(lambda: _tell(partner, "partner_rejected", "Your Mailwell partner application"))
+    transaction.on_commit(lambda: _tell(partner, "partner_rejected", f"Your {settings.SITE_NAME} partner application"))
     return partner
 
 

@@ -56,7 +56,7 @@ def _trial_notice_mail(partner: HostingPartner) -> None:
     if recipients:
         body = render_to_string("emails/partner_trial_ending.txt",
                                 {"partner": partner, "base_url": settings.PUBLIC_BASE_URL})
-        send_mail("Your Mailwell partner trial ends soon", body, None, recipients)
+        send_mail(f"Your {settings.SITE_NAME} partner trial ends soon", body, None, recipients)
 
 
 def partner_terms_sweep() -> dict[str, int]:

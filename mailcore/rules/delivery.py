@@ -22,6 +22,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from mailcore.domains.dkim import dkim_sign
+from mailcore.outbound.aligned import address_domain, signing_domain
 from mailcore.mailboxes.models import Mailbox
 from mailcore.store.base import FolderNotFound, MessageNotFound, StoreError
 from mailcore.store.factory import store_for
@@ -243,7 +244,9 @@ def vacation_reply_for(*, mailbox: Mailbox, raw: bytes, envelope_from: str) -> V
         return None
     original = read(raw)
     subject = vacation.subject or (f"Auto: {original.subject}" if original.subject else "Automated reply")
-    domain = mailbox.address.rpartition("@")[2]
+    # Signed by the domain it comes From (an alias may be on another of the account's domains), so
+    # DMARC aligns; the mailbox's own domain if that one is not verified here.
+    domain = signing_domain(address_domain(reply_from)) or mailbox.address.rpartition("@")[2]
     reply = EmailMessage(policy=SMTP)
     reply["Message-ID"] = make_msgid(domain=domain)
     reply["Date"] = format_datetime(now.astimezone(UTC))

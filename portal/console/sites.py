@@ -3,9 +3,10 @@ from allauth.account.decorators import secure_admin_login
 from allauth.account.utils import get_next_redirect_url
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import reverse
+from django.urls import path, reverse
 
 from portal.console.mfa import mfa_detour, passed_mfa
+from portal.console.system_mail import system_mail_domain_view
 from protection.scanner_status import scanner_state
 
 
@@ -21,6 +22,11 @@ class OperatorSite(admin.AdminSite):
     def index(self, request: HttpRequest, extra_context=None) -> HttpResponse:
         """The console's first page says which scanners are on (asked fresh)."""
         return super().index(request, {**(extra_context or {}), "scanners": scanner_state(fresh=True)})
+
+    def get_urls(self):
+        """Django's pages plus the system mail domain's records."""
+        page = self.admin_view(lambda request: system_mail_domain_view(self, request))
+        return [path("system-mail-domain/", page, name="system_mail_domain"), *super().get_urls()]
 
     def login(self, request: HttpRequest, extra_context=None) -> HttpResponse:
         """Every view without permission lands here: allauth's login for visitors, 403 for non-staff."""

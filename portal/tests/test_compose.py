@@ -28,10 +28,10 @@ def test_the_compose_file_is_valid_with_health_checks_and_named_volumes(tmp_path
     compose = yaml.safe_load(result.stdout)
 
     services = compose["services"]
-    assert set(services) == {"web", "worker", "inbound", "submission-intake", "dovecot", "postfix", "caddy",
-                             "postgres", "redis", "rspamd", "rspamd-redis", "clamav"}
+    assert set(services) == {"web", "worker", "inbound", "submission-intake", "dovecot-relay", "dovecot", "postfix",
+                             "caddy", "postgres", "redis", "rspamd", "rspamd-redis", "clamav"}
     assert {name for name, service in services.items() if "healthcheck" in service} >= {
-        "web", "worker", "inbound", "submission-intake", "dovecot", "postgres", "redis", "rspamd", "rspamd-redis"}
+        "web", "worker", "inbound", "submission-intake", "dovecot-relay", "dovecot", "postgres", "redis", "rspamd", "rspamd-redis"}
     default_net = compose["networks"]["default"]["ipam"]["config"][0]
     # Master logins and trusted logins from the services' addresses, never from the gateway that
     # Docker's port proxy connects from.
@@ -49,12 +49,18 @@ def test_only_postfix_reaches_the_submission_intake_and_dovecots_auth(tmp_path):
     auth = services["dovecot"]["networks"]["submission"]["ipv4_address"]
     main_cf = (DOCKER / "postfix/main.cf").read_text()
 
-    assert submission["internal"] is True and on_submission == {"postfix", "submission-intake", "dovecot"}
+    assert submission["internal"] is True and on_submission == {"postfix", "submission-intake", "dovecot",
+                                                                 "dovecot-relay"}
     assert "ports" not in services["submission-intake"]
     assert f"--listen {intake}:10026" in services["submission-intake"]["command"]
     assert f"mailwell_submission_intake = inet:{intake}:10026" in main_cf
     assert f"smtpd_sasl_path = inet:{auth}:12345" in main_cf
     assert f"address = {auth}" in (DOCKER / "dovecot/dovecot.conf").read_text()
+    # Dovecot's own mail (vacation replies) is signed by the app's relay for it before Postfix relays it.
+    dovecot_relay = services["dovecot-relay"]["networks"]["submission"]["ipv4_address"]
+    assert "ports" not in services["dovecot-relay"]
+    assert f"--listen {dovecot_relay}:10027" in services["dovecot-relay"]["command"]
+    assert f"submission_host = {dovecot_relay}:10027" in (DOCKER / "dovecot/dovecot.conf").read_text()
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
     assert set(compose["volumes"]) == {"caddy", "clamav", "data", "mail", "pg", "postfix-queue", "redis", "rspamd",
                                        "rspamd-redis"}
