@@ -15,6 +15,7 @@ from django.conf import settings
 from mailcore.domains.dkim import DkimFormatError, dkim_sign
 from mailcore.ormthreads import OrmThreads
 from mailcore.outbound.aligned import address_domain, header_address, signing_domain
+from mailcore.outbound.forwarded import forward_prepared
 from mailcore.outbound.relay import Relay, SubmissionServer
 from mailcore.smtpurl import parse_smtp_url
 from mailcore.store.lmtp import parse_hostport
@@ -28,23 +29,17 @@ UNAVAILABLE = "451 4.3.0 Temporary problem relaying the message, try again short
 REDIRECTED_FROM = "X-Sieve-Redirected-From"  # Pigeonhole names the redirecting mailbox in it
 
 
-def redirect_envelope_from(envelope_from: str, forwarding_domain: str) -> str:
-    """SEAM (issue 34, part "srs"): a redirected message keeps its original sender, another domain's,
-    whose SPF does not list us. The lead wires `mailcore.outbound.srs.srs_forward(envelope_from,
-    forwarding_domain)` in here at merge; until then the sender is kept unchanged."""
-    return envelope_from
-
-
 def dovecot_mail_outgoing(envelope_from: str, raw: bytes) -> tuple[str, bytes]:
     """(envelope sender, signed bytes) of a message Dovecot sends."""
     headers = parse_headers(raw)
     from_domain = address_domain(header_address(header(headers, "From")))
-    signer = signing_domain(from_domain) or settings.SYSTEM_MAIL_DOMAIN
-    sender_domain = address_domain(envelope_from)
-    if envelope_from and not signing_domain(sender_domain):  # a redirect: someone else's sender
+    signed = dkim_sign(raw, domain_name=signing_domain(from_domain) or settings.SYSTEM_MAIL_DOMAIN)
+    if envelope_from and not signing_domain(address_domain(envelope_from)):  # a redirect: someone else's sender
         forwarding = address_domain(header_address(header(headers, REDIRECTED_FROM)))
-        envelope_from = redirect_envelope_from(envelope_from, signing_domain(forwarding) or settings.SYSTEM_MAIL_DOMAIN)
-    return envelope_from, dkim_sign(raw, domain_name=signer)
+        # as the listener's forwards leave: SRS onto the redirecting domain, our results ARC-sealed
+        return forward_prepared(signed, envelope_from=envelope_from,
+                                forwarding_domain=signing_domain(forwarding) or settings.SYSTEM_MAIL_DOMAIN)
+    return envelope_from, signed
 
 
 def dovecot_mail_relay(envelope_from: str, recipients: list[str], raw: bytes, next_hop: str = "") -> str:

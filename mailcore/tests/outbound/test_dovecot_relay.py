@@ -1,7 +1,8 @@
 """Mail Dovecot sends itself leaves signed (issue 34, point 2): a vacation reply Pigeonhole sends
 through its submission_host reaches the relay signed with the owner's domain's key (d= is its From
 domain, verified by dkimpy over the loopback DNS), still with the null sender. Our relay for
-Dovecot's mail signs a redirect with the platform's key when its From is no domain of ours, and
+Dovecot's mail signs a redirect with the platform's key when its From is no domain of ours (its
+envelope sender SRS-rewritten as the listener's forwards are), and
 refuses what cannot be signed."""
 import smtplib
 import time
@@ -14,6 +15,7 @@ from mailcore.accounts.models import Account, Plan
 from mailcore.dnslookup import dkim_dnsfunc
 from mailcore.domains.services import domain_create, domain_mark_verified
 from mailcore.mailboxes.services import mailbox_create
+from mailcore.outbound.srs import srs_reverse
 from mailcore.rules.filters import VacationInput, vacation_set
 from mailcore.store.factory import store_for
 from testkit.signed_mail import publish_dkim, signature_tags, signed_and_aligned
@@ -62,14 +64,17 @@ def send_to_relay(raw: bytes, *, sender: str) -> list:
         return list(sink.messages)
 
 
-def test_a_redirected_message_from_someone_elses_domain_is_signed_by_the_platform(settings, dns_zone):
+def test_a_redirected_message_from_someone_elses_domain_leaves_with_srs_signed_by_the_platform(settings, dns_zone):
     settings.SYSTEM_MAIL_DOMAIN = "mail.platform.test"
     raw = (b"From: Carol <carol@outside.test>\r\nTo: ann@example.test\r\nSubject: Hi\r\n"
            b"X-Sieve-Redirected-From: ann@example.test\r\n\r\nHello.\r\n")
 
     [received] = send_to_relay(raw, sender="carol@outside.test")
 
-    assert received.mail_from == "carol@outside.test"  # the SRS seam keeps it until the lead wires srs_forward
+    # as the listener's forwards: SRS onto the redirecting domain (here none of ours: the platform's),
+    # so bounces come back to us and go on to Carol
+    assert received.mail_from.startswith("SRS0=") and received.mail_from.endswith("@mail.platform.test")
+    assert srs_reverse(received.mail_from) == "carol@outside.test"
     assert signature_tags(received.content)["d"] == "mail.platform.test"
     publish_dkim(dns_zone, "mail.platform.test")
     assert dkim.verify(received.content, dnsfunc=dkim_dnsfunc)
