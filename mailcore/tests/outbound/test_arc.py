@@ -80,3 +80,8 @@ def test_a_list_messages_chain_is_extended_and_still_verifies_when_its_dkim_is_b
     assert [(found["instance"], found["cv"], found["as-domain"]) for found in sets] == [
         (2, b"pass", b"example.test"), (1, b"none", b"lists.test")]
     assert sets[0]["aar-value"].startswith(b"i=2; mx.mailwell.test; spf=pass")
+
+
+def test_when_our_screener_could_not_judge_an_earlier_chain_no_set_is_added(published):
+    unsure = results("mx.mailwell.test", arc="temperror") + BODY
+    assert arc_seal(unsure, domain_name="example.test") == unsure
