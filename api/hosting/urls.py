@@ -1,12 +1,13 @@
 from django.urls import path
 
-from api.hosting import billing, campaigns, contacts, management, payg, protection, quarantine, views
+from api.hosting import billing, campaigns, contacts, management, mta_sts, payg, protection, quarantine, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
     path("domains/<int:domain_id>", views.HostingDomainDetailApi.as_view()),
     path("domains/<int:domain_id>/verify", views.HostingDomainVerifyApi.as_view()),
     path("domains/<int:domain_id>/protection", protection.HostingDomainProtectionApi.as_view()),
+    path("domains/<int:domain_id>/mta-sts", mta_sts.HostingDomainMtaStsApi.as_view()),
     path("domains/<int:domain_id>/sender-rules", protection.HostingDomainSenderRuleListApi.as_view()),
     path("domains/<int:domain_id>/sender-rules/<int:rule_id>", protection.HostingDomainSenderRuleDetailApi.as_view()),
     path("clients", views.HostingClientListApi.as_view()),

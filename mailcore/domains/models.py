@@ -11,6 +11,13 @@ class Domain(models.Model):
         FAILED = "failed", "Failed"
         VERIFIED = "verified", "Verified"
 
+    class MtaStsMode(models.TextChoices):
+        """RFC 8461's policy modes: senders report (testing), refuse unverified TLS (enforce), or forget (none)."""
+
+        TESTING = "testing", "Testing"
+        ENFORCE = "enforce", "Enforce"
+        NONE = "none", "None"
+
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="domains")
     client = models.ForeignKey("mailcore.PartnerClient", on_delete=models.PROTECT, related_name="domains", null=True, blank=True)
     name = models.CharField(max_length=253, unique=True)
@@ -22,6 +29,8 @@ class Domain(models.Model):
     check_attempts = models.PositiveIntegerField(default=0, help_text="Failed checks since the last success.")
     next_check_at = models.DateTimeField(null=True, blank=True, help_text="Background re-check of pending domains.")
     failure_reported_at = models.DateTimeField(null=True, blank=True)
+    mta_sts_mode = models.CharField(max_length=8, choices=MtaStsMode.choices, default=MtaStsMode.TESTING,
+                                    help_text="The mode of the MTA-STS policy served at mta-sts.<name>.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

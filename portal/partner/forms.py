@@ -457,3 +457,13 @@ class DomainProtectionForm(PortalForm):
                                  widget=forms.NumberInput(attrs={"step": "0.5"}))
     greylist = forms.BooleanField(label="Ask unknown senders with a doubtful score to retry once (greylisting)",
                                   required=False)
+
+
+class DomainMtaStsForm(PortalForm):
+    """A client domain's MTA-STS mode; the service refuses any other value."""
+
+    mode = forms.ChoiceField(label="Mode", widget=forms.RadioSelect, choices=[
+        ("testing", "Testing: senders deliver as before and report TLS problems to us"),
+        ("enforce", "Enforce: senders deliver only over verified TLS to our servers, or not at all"),
+        ("none", "None: senders forget the policy (before you stop using it)"),
+    ])
