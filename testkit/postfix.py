@@ -77,6 +77,9 @@ def _maps(directory: Path) -> str:
         kind = "sqlite"
         path = Path(database["NAME"]).resolve()
         path.parent.chmod(0o755)  # Postfix's proxymap reads the test database as the postfix user
+        # ... and, the file being in WAL mode, can only while a connection of ours keeps its -shm file
+        # (proxymap may not create one in a folder it cannot write): a test that wrote nothing yet has none.
+        connections["default"].ensure_connection()
         connection = f"dbpath = {path}\n"
     else:
         pytest.fail(f"Postfix has no map type for {database['ENGINE']}", pytrace=False)

@@ -123,7 +123,8 @@ def test_each_wrong_transport_record_has_its_own_reason_and_verification_does_no
         (False, "the MTA-STS id is not the current policy's", "v=STSv1; id=20240101T000000"),
         (False, "the MTA-STS policy host points to policy.elsewhere.test, expected webmail.mailwell.test",
          "policy.elsewhere.test"),
-        (False, "the TLS-RPT record does not send reports to our address", "v=TLSRPTv1; rua=mailto:tlsrpt@elsewhere.test"),
+        (False, "the TLS-RPT record does not send reports to our address",
+         "v=TLSRPTv1; rua=mailto:tlsrpt@elsewhere.test"),
     ]
 
 
