@@ -71,6 +71,7 @@ MIDDLEWARE = [
     "portal.webmail_host.WebmailHostMiddleware",  # first: a verified partner hostname is a valid Host
     "portal.autoconfig.middleware.AutoconfigHostMiddleware",  # autoconfig.<hosted domain> is a valid Host
     "api.tracking_host.TrackingHostMiddleware",  # track.<hosted domain>, once its CNAME is seen, for /t/ only
+    "portal.mtasts.middleware.MtaStsHostMiddleware",  # mta-sts.<hosted domain>: its MTA-STS policy only
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -401,6 +402,11 @@ DMARC_REPORT_MAX_BYTES = env_int("DMARC_REPORT_MAX_BYTES", 20 * 1024 * 1024)
 # Host names published in customers' DNS records and used by outgoing mail.
 MAIL_HOST = env_str("MAIL_HOST", "mail.mailwell.test")
 RELAY_HOST = env_str("RELAY_HOST", "relay.mailwell.test")
+# MTA-STS (RFC 8461): how long senders may keep a hosted domain's policy (mailcore.domains.mta_sts);
+# RFC 8461 allows up to 31557600 s and suggests weeks.
+MTA_STS_MAX_AGE_SECONDS = env_int("MTA_STS_MAX_AGE_SECONDS", 604800)
+if not 0 < MTA_STS_MAX_AGE_SECONDS <= 31557600:
+    raise ImproperlyConfigured("MTA_STS_MAX_AGE_SECONDS must be between 1 and 31557600 (RFC 8461)")
 # What mail clients are told (autoconfig, autodiscover, the Apple profile): IMAP over TLS and SMTP
 # submission with STARTTLS, both on MAIL_HOST.
 MAIL_CLIENT_IMAP_PORT = env_int("MAIL_CLIENT_IMAP_PORT", 993)

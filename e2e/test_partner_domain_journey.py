@@ -57,12 +57,12 @@ def test_a_partner_sets_up_a_domain_and_a_client(plans, page, live_server, log_i
     expect(page.get_by_label("Domain name")).to_be_focused()
     shot("partner-domain-add-error")
 
-    # A good one opens its DNS wizard with the five records.
+    # A good one opens its DNS wizard with the eight checked records.
     page.get_by_label("Domain name").fill("acme.test")
     page.get_by_role("button", name="Add domain").click()
     page.wait_for_url(re.compile(r"/portal/domains/\d+/$"))
     expect(page.get_by_role("heading", level=1, name="acme.test")).to_be_visible()
-    expect(page.locator("#dns-records .dns-record")).to_have_count(5)
+    expect(page.locator("#dns-records .dns-record")).to_have_count(8)
     expect(page.locator(".dns-record--optional")).to_have_count(8)  # mail-app set-up: recommended, never checked
     shot("partner-dns-wizard")
 
@@ -70,25 +70,26 @@ def test_a_partner_sets_up_a_domain_and_a_client(plans, page, live_server, log_i
     mx = page.get_by_label("Value").first.input_value()
     dns_zone.set("acme.test", "MX", mx)
     check_dns(page)
-    expect(page.locator("#dns-check-status")).to_contain_text("1 of 5 records right")
+    expect(page.locator("#dns-check-status")).to_contain_text("1 of 8 records right")
     expect(page.locator("#record-mx .badge--ok")).to_have_text(re.compile("Found"))
     expect(page.locator("#record-ownership")).to_contain_text("No verification TXT record.")
     shot("partner-dns-wizard-partial")
     page.locator("#record-spf").screenshot(path=str(SCREENSHOTS / "partner-dns-record-advice.png"))
 
     # Then everything else, with the values shown on the page; Check DNS until verified.
-    value = {key: page.locator(f"#record-{key}-value").input_value() for key in ("ownership", "spf", "dmarc", "dkim")}
-    host = {key: page.locator(f"#record-{key}-host").input_value() for key in ("dmarc", "dkim")}
+    named = ("dmarc", "dkim", "mta_sts", "mta_sts_host", "tlsrpt")
+    value = {key: page.locator(f"#record-{key}-value").input_value() for key in ("ownership", "spf", *named)}
+    host = {key: page.locator(f"#record-{key}-host").input_value() for key in named}
     dns_zone.set("acme.test", "TXT", value["ownership"], value["spf"])
-    dns_zone.set(f"{host['dmarc']}.acme.test", "TXT", value["dmarc"])
-    dns_zone.set(f"{host['dkim']}.acme.test", "TXT", value["dkim"])
+    for key in named:
+        dns_zone.set(f"{host[key]}.acme.test", "CNAME" if key == "mta_sts_host" else "TXT", value[key])
     for _ in range(5):
         check_dns(page)
         if "is verified" in page.locator("#dns-check-status").inner_text():
             break
         page.wait_for_timeout(500)
     expect(page.locator("#domain-status")).to_have_text(re.compile("Verified"))
-    expect(page.locator(".dns-record--ok")).to_have_count(5)
+    expect(page.locator(".dns-record--ok")).to_have_count(8)
     assert Domain.objects.get(name="acme.test").status == "verified"
     shot("partner-dns-wizard-verified")
 

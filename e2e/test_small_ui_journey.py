@@ -166,7 +166,7 @@ def test_the_changed_portal_pages_at_desktop_and_phone_width(plans, page, live_s
     make_domain(owner.account, "dana.test")
     page.goto(f"{live_server.url}/portal/account/domains/")
     expect(page.get_by_role("heading", name="dana.test")).to_be_visible()
-    expect(page.get_by_text("5 of 5 records right")).to_be_visible()
+    expect(page.get_by_text("8 of 8 records right")).to_be_visible()
     both(page, screenshot, "smallui-account-domains")
     page.goto(f"{live_server.url}/portal/partner/apply/")
     expect(page.get_by_text("whatever your own plan (Free too)")).to_be_visible()

@@ -2,7 +2,8 @@
 # System packages the test suite starts natively: Dovecot (IMAP, LMTP, PostgreSQL and SQLite
 # auth, Pigeonhole Sieve for owners' filters and vacation replies), the same server docker/dovecot/
 # configures for production, Postfix with its PostgreSQL and SQLite tables (docker/postfix/, started
-# as a private instance by testkit/postfix.py), Chromium for the browser journeys in e2e/ (Playwright drives
+# as a private instance by testkit/postfix.py) and postfix-mta-sts-resolver (its MTA-STS policy table,
+# started by testkit/mta_sts.py), Chromium for the browser journeys in e2e/ (Playwright drives
 # Debian's build; it never downloads one), Caddy, which runs docker/caddy/Caddyfile in a test, and
 # docker-compose (its `config` checks docker/compose.yaml; no Docker engine is installed or needed),
 # rspamd with a redis-server of its own and clamd (docker/rspamd/, started privately by
@@ -12,12 +13,12 @@
 set -euo pipefail
 
 packages=(dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite dovecot-sieve postfix postfix-pgsql postfix-sqlite
-          chromium caddy docker-compose rspamd redis-server clamav-daemon curl)
+          postfix-mta-sts-resolver chromium caddy docker-compose rspamd redis-server clamav-daemon curl)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-if [[ ${#missing[@]} -eq 0 ]] && PATH="$PATH:/usr/sbin" command -v dovecot postfix rspamd clamd >/dev/null; then
+if [[ ${#missing[@]} -eq 0 ]] && PATH="$PATH:/usr/sbin" command -v dovecot postfix mta-sts-daemon rspamd clamd >/dev/null; then
   exit 0
 fi
 

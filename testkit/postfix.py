@@ -77,6 +77,9 @@ def _maps(directory: Path) -> str:
         kind = "sqlite"
         path = Path(database["NAME"]).resolve()
         path.parent.chmod(0o755)  # Postfix's proxymap reads the test database as the postfix user
+        # ... and, the file being in WAL mode, can only while a connection of ours keeps its -shm file
+        # (proxymap may not create one in a folder it cannot write): a test that wrote nothing yet has none.
+        connections["default"].ensure_connection()
         connection = f"dbpath = {path}\n"
     else:
         pytest.fail(f"Postfix has no map type for {database['ENGINE']}", pytrace=False)
@@ -115,11 +118,22 @@ def _wait_listening(instance: Postfix, timeout: float = 20) -> None:
                 time.sleep(0.1)
 
 
+def _start_command(binary: str, config: Path, resolv_conf: Path | None) -> list[str]:
+    """`postfix start`, or with `resolv_conf` started in a mount namespace of its own where that file is
+    /etc/resolv.conf: its daemons then ask the test's DNS server (glibc takes no port: it listens on 53
+    of a loopback address) and the machine's own resolver is left alone."""
+    if resolv_conf is None:
+        return [binary, "-c", str(config), "start"]
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /etc/resolv.conf && exec "$1" -c "$2" start', str(resolv_conf), binary, str(config)]
+
+
 @contextmanager
-def postfix(*, lmtp: str, relayhost: str = "", **main_cf: str):
+def postfix(*, lmtp: str, relayhost: str = "", resolv_conf: Path | None = None, **main_cf: str):
     """A running instance whose hosted mail goes to `lmtp` (host:port of the app's listener: port 25
     proxies to it, queued mail goes over LMTP) and
-    whose outbound mail goes to `relayhost` (host:port; empty: delivered directly, by MX)."""
+    whose outbound mail goes to `relayhost` (host:port; empty: delivered directly, by MX, through the
+    nameserver `resolv_conf` names; see _start_command)."""
     binary = shutil.which("postfix", path="/usr/sbin:/usr/local/sbin")
     if not binary or not DEBIAN_MASTER.exists():
         pytest.fail(f"Postfix is not installed: {INSTALL_HINT}.", pytrace=False)
@@ -148,11 +162,11 @@ def postfix(*, lmtp: str, relayhost: str = "", **main_cf: str):
         "smtpd_recipient_restrictions": "reject_non_fqdn_recipient, reject_unknown_recipient_domain, "
                                         f"check_recipient_access {table}/recipient-access.cf",
         "smtpd_tls_cert_file": str(cert), "smtpd_tls_key_file": str(key),
-        # the test machine has no DNS for the .test names our domains use
-        "smtp_dns_support_level": "disabled", "smtp_host_lookup": "native",
+        # the test machine has no DNS for the .test names our domains use, nor an MTA-STS resolver
+        "smtp_dns_support_level": "disabled", "smtp_host_lookup": "native", "smtp_tls_policy_maps": "",
         **main_cf,
     })
-    started = subprocess.run([binary, "-c", str(instance.config), "start"], capture_output=True, text=True)
+    started = subprocess.run(_start_command(binary, instance.config, resolv_conf), capture_output=True, text=True)
     try:
         if started.returncode != 0:
             raise AssertionError(f"Postfix did not start\n{started.stderr}\n{instance.log()[-3000:]}")

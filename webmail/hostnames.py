@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from mailcore.dnslookup import lookup
-from mailcore.domains.hosted import autoconfig_host_domain, tracking_host_domain
+from mailcore.domains.hosted import autoconfig_host_domain, mta_sts_host_domain, tracking_host_domain
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
 from mailcore.errors import DomainError, ErrorCode, InvalidFields
 from mailcore.partners.models import HostingPartner
@@ -367,16 +367,18 @@ def hostname_partner_id(host: str) -> int | None:
 
 def tls_allowed(domain: str) -> bool:
     """May a certificate be issued for `domain`? Only for a verified webmail hostname of a partner in
-    trial or active, the platform's own names, and `autoconfig.<d>` / `autodiscover.<d>` of a verified
-    hosted domain d (mail clients fetch their settings there), and `track.<d>` once d's tracking CNAME
-    was seen (its tracked links point there): exact matches of the normalised name
-    (no wildcard, no DNS look-up). Anything unexpected answers no."""
+    trial or active, the platform's own names, `autoconfig.<d>` / `autodiscover.<d>` of a verified
+    hosted domain d (mail clients fetch their settings there), `mta-sts.<d>` (sending servers
+    fetch its MTA-STS policy there) and `track.<d>` once d's tracking CNAME was seen (its tracked
+    links point there): exact matches of the normalised name (no wildcard, no DNS look-up).
+    Anything unexpected answers no."""
     try:
         name = hostname_normalise(domain) if isinstance(domain, str) and len(domain) <= 253 else None
         if name is None:
             return False
         return (name in platform_names() or name in served_hostnames()
-                or autoconfig_host_domain(name) is not None or tracking_host_domain(name) is not None)
+                or autoconfig_host_domain(name) is not None or tracking_host_domain(name) is not None
+                or mta_sts_host_domain(name) is not None)
     except Exception:
         log.exception("tls_allowed failed for %r", domain)
         return False

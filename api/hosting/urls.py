@@ -1,6 +1,7 @@
 from django.urls import path
 
-from api.hosting import billing, campaigns, contacts, management, payg, protection, quarantine, domain_trust, routing, views
+from api.hosting import (billing, campaigns, contacts, domain_trust, management, mta_sts, payg, protection,
+                         quarantine, routing, views)
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
@@ -8,6 +9,7 @@ urlpatterns = [
     path("domains/<int:domain_id>/verify", views.HostingDomainVerifyApi.as_view()),
     path("domains/<int:domain_id>/catch-all", routing.HostingDomainCatchAllApi.as_view()),
     path("domains/<int:domain_id>/protection", protection.HostingDomainProtectionApi.as_view()),
+    path("domains/<int:domain_id>/mta-sts", mta_sts.HostingDomainMtaStsApi.as_view()),
     path("domains/<int:domain_id>/sender-rules", protection.HostingDomainSenderRuleListApi.as_view()),
     path("domains/<int:domain_id>/sender-rules/<int:rule_id>", protection.HostingDomainSenderRuleDetailApi.as_view()),
     path("domains/<int:domain_id>/dmarc", domain_trust.HostingDomainDmarcApi.as_view()),

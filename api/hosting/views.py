@@ -65,7 +65,7 @@ class HostingDomainListApi(HostingApi):
     @extend_schema(tags=["hosting: domains"], request=DomainCreateInput, responses={201: DomainOutput},
                    summary="Claim a domain (400 invalid name, 402 domain limit, 409 claimed, 422 alias_of)",
                    description="Without client_id a new client named after the domain is created. The record "
-                   "lists the five DNS records to create; ok, found_value and reason stay null until verify. 409 when "
+                   "lists the DNS records to create; ok, found_value and reason stay null until verify. 409 when "
                    "another claim holds the name: a verified one, or an unverified one less than 7 days old (an "
                    "older unverified claim lapses and is removed by this one). With alias_of the domain is an alias "
                    "domain: it goes through the same DNS verification and receives only once verified; 422 when "

@@ -16,18 +16,18 @@ def keyed(user, scopes) -> APIClient:
     return client
 
 
-def test_a_verified_domain_lists_the_five_records_to_keep_published(alice):
+def test_a_verified_domain_lists_the_records_to_keep_published(alice):
     domain = make_domain(alice.account, "example.test")
     body = keyed(alice, ["domains:read"]).get("/domains").json()
     assert [row["domain_name"] for row in body] == ["example.test"]
     detail = keyed(alice, ["domains:read"]).get(f"/domains/{domain.pk}").json()
     assert detail["status"] == "verified" and detail["is_verified"] is True
     records = {record["key"]: record for record in detail["dns_records"]}
-    assert list(records) == ["mx", "ownership", "spf", "dmarc", "dkim", "tracking"]
+    assert list(records) == ["mx", "ownership", "spf", "dmarc", "dkim", "mta_sts", "mta_sts_host", "tlsrpt", "tracking"]
     assert records["dkim"]["host"] == "dkim._domainkey"
     assert records["dkim"]["value"] == dkim_public_record(dkim_key_for(domain.name))
-    assert [record["required"] for record in records.values()] == [True, True, False, False, False, False]
-    assert [record["ok"] for record in records.values()] == [True] * 5 + [None]  # the optional one: never seen
+    assert [record["required"] for record in records.values()] == [True, True] + [False] * 7
+    assert [record["ok"] for record in records.values()] == [True] * 8 + [None]  # the optional one: never seen
 
 
 def test_a_domain_never_checked_shows_its_records_unchecked(alice):

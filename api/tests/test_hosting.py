@@ -18,6 +18,7 @@ from mailcore.mailboxes.models import Mailbox
 from mailcore.partners.lifecycle import partner_terms_sweep
 from mailcore.partners.models import MailboxSlot, PartnerClient, PartnerMailbox
 from mailcore.partners.services import slots_grant
+from testkit.dns_records import publish_transport_security
 from testkit.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +54,7 @@ def events(name):
 
 
 def publish(zone, name, *, mx="mail.mailwell.test", token=None, spf="v=spf1 mx include:relay.mailwell.test ~all",
-            dmarc="v=DMARC1; p=none", dkim=True, prefix="domain-verification"):
+            dmarc="v=DMARC1; p=none", dkim=True, prefix="domain-verification", transport=True):
     domain = Domain.objects.get(name=name)
     if mx:
         zone.set(name, "MX", f"10 {mx}")
@@ -62,6 +63,8 @@ def publish(zone, name, *, mx="mail.mailwell.test", token=None, spf="v=spf1 mx i
         zone.set(f"_dmarc.{name}", "TXT", dmarc)
     if dkim:
         zone.set(f"dkim._domainkey.{name}", "TXT", dkim_public_record(dkim_key_for(name)))
+    if transport:
+        publish_transport_security(zone, name)
 
 
 def add_domain(hosting, name="acme.test", **fields):
@@ -115,14 +118,15 @@ def test_no_key_is_401(api, partner):
 # domains
 
 
-def test_adding_a_domain_returns_the_five_records_unchecked_and_a_new_client(hosting, partner):
+def test_adding_a_domain_returns_the_records_unchecked_and_a_new_client(hosting, partner):
     domain = add_domain(hosting, "Acme.TEST")
     assert (domain["domain_name"], domain["status"], domain["is_verified"], domain["mailserver_added"]) == (
         "acme.test", "pending", False, True)
     assert "verified_at" not in domain
     records = domain["dns_records"]
     assert [(r["type"], r["host"]) for r in records] == [
-        ("MX", "@"), ("TXT", "@"), ("TXT", "@"), ("TXT", "_dmarc"), ("TXT", "dkim._domainkey"), ("CNAME", "track")]
+        ("MX", "@"), ("TXT", "@"), ("TXT", "@"), ("TXT", "_dmarc"), ("TXT", "dkim._domainkey"),
+        ("TXT", "_mta-sts"), ("CNAME", "mta-sts"), ("TXT", "_smtp._tls"), ("CNAME", "track")]
     assert records[0]["value"] == "10 mail.mailwell.test"
     assert records[1]["value"] == f"domain-verification={Domain.objects.get().verification_token}"
     assert records[2]["value"] == "v=spf1 mx include:relay.mailwell.test ~all"
@@ -298,7 +302,8 @@ def test_stats_count_failed_domains_apart_from_pending_ones(hosting, partner, dn
 
 def test_verify_reports_each_broken_record_with_its_reason(hosting, partner, dns_zone):
     domain = add_domain(hosting)
-    publish(dns_zone, "acme.test", mx="mx.elsewhere.test", token="wrong", spf="v=spf1 mx ~all", dmarc=None, dkim=False)
+    publish(dns_zone, "acme.test", mx="mx.elsewhere.test", token="wrong", spf="v=spf1 mx ~all", dmarc=None, dkim=False,
+            transport=False)
     dns_zone.set("dkim._domainkey.acme.test", "TXT", "v=DKIM1; k=rsa; p=AAAAB3NzaC1yc2E")
     failed = hosting.post(f"/v1/hosting/domains/{domain['id']}/verify").json()
     assert failed["status"] == "failed" and failed["is_verified"] is False
@@ -309,6 +314,9 @@ def test_verify_reports_each_broken_record_with_its_reason(hosting, partner, dns
         (False, "SPF lacks include:relay.mailwell.test"),
         (False, "no DMARC record"),
         (False, "DKIM key does not match"),
+        (False, "no MTA-STS record"),
+        (False, "no CNAME for the MTA-STS policy host; expected webmail.mailwell.test"),
+        (False, "no TLS-RPT record"),
         (False, "optional, not published: tracked links use the platform's host"),
     ]
     assert failed["dns_records"][0]["found_value"] == "10 mx.elsewhere.test."
@@ -321,7 +329,9 @@ def test_missing_records_and_two_spf_records_have_their_own_reasons(hosting, par
     failed = hosting.post(f"/v1/hosting/domains/{domain['id']}/verify").json()
     assert [r["reason"] for r in failed["dns_records"]] == [
         "no MX record", "no verification TXT record", "two SPF records; merge them into one", "no DMARC record",
-        "no DKIM record", "optional, not published: tracked links use the platform's host"]
+        "no DKIM record", "no MTA-STS record", "no CNAME for the MTA-STS policy host; expected webmail.mailwell.test",
+        "no TLS-RPT record",
+        "optional, not published: tracked links use the platform's host"]
 
 
 def test_a_verified_domain_with_wrong_spf_keeps_its_records(hosting, partner, dns_zone):
@@ -629,7 +639,7 @@ def test_stats_are_correct(hosting, partner, dns_zone):
         "mailboxes_by_plan": {"pro": 1, "premium": 1}, "slots_unused": 1, "slots_assigned": 2, "slots_expired": 0,
         "domains_total": 2, "domains_verified": 1, "domains_pending": 1, "domains_failed": 0, "domain_limit": 2, "extra_storage_mb": 0}
     [pending] = stats["pending_domain_setup"]
-    assert (pending["domain_name"], pending["status"], len(pending["dns_records"])) == ("pending.test", "pending", 6)
+    assert (pending["domain_name"], pending["status"], len(pending["dns_records"])) == ("pending.test", "pending", 9)
     summary = hosting.get("/v1/hosting/summary").json()
     assert (summary["status"], summary["clients_total"], summary["domains_total"], summary["mailboxes_total"],
             summary["slots_unused"]) == ("active", 2, 2, 2, 1)

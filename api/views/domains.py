@@ -28,7 +28,7 @@ class AccountDomainOutput(serializers.Serializer):
     status = serializers.CharField(help_text="pending, verified or failed")
     is_verified = serializers.BooleanField()
     verified_at = serializers.DateTimeField(allow_null=True)
-    dns_records = serializers.SerializerMethodField(help_text="The five records to publish, with the last check's "
+    dns_records = serializers.SerializerMethodField(help_text="The records to publish, with the last check's "
                                                               "finding for each (always listed, verified or not)")
 
     @extend_schema_field(AccountDnsRecordOutput(many=True))

@@ -1,7 +1,8 @@
 """The DNS records a hosted domain carries, and checking each one with a specific reason.
 
-Verification needs only the MX record and the ownership token; SPF, DMARC and DKIM are checked
-and reported too, so a verified domain can still show what to fix.
+Verification needs only the MX record and the ownership token; SPF, DMARC, DKIM and the transport
+security records (MTA-STS and its policy host, TLS-RPT) are checked and reported too, so a verified
+domain can still show what to fix.
 """
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -11,7 +12,8 @@ from django.conf import settings
 from mailcore.dnslookup import lookup
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
 from mailcore.domains.models import TRACKING_LABEL, Domain
-from mailcore.domains.report_addresses import dmarc_report_address
+from mailcore.domains.mta_sts import MTA_STS_LABEL, mta_sts_record_value
+from mailcore.domains.report_addresses import dmarc_report_address, tls_report_address
 
 
 def verify_prefixes() -> list[str]:
@@ -36,6 +38,14 @@ class DnsProblem(StrEnum):
     DKIM_MISMATCH = "dkim_mismatch"
     NO_TRACKING_HOST = "no_tracking_host"
     TRACKING_HOST_ELSEWHERE = "tracking_host_elsewhere"
+    NO_MTA_STS = "no_mta_sts"
+    TWO_MTA_STS = "two_mta_sts"
+    MTA_STS_OLD_ID = "mta_sts_old_id"
+    NO_MTA_STS_HOST = "no_mta_sts_host"
+    MTA_STS_HOST_ELSEWHERE = "mta_sts_host_elsewhere"
+    NO_TLSRPT = "no_tlsrpt"
+    TWO_TLSRPT = "two_tlsrpt"
+    TLSRPT_ELSEWHERE = "tlsrpt_elsewhere"
 
 
 def reason_text(problem: DnsProblem, *, found_hosts: str = "", found: str = "") -> str:
@@ -56,6 +66,15 @@ def reason_text(problem: DnsProblem, *, found_hosts: str = "", found: str = "") 
         DnsProblem.NO_TRACKING_HOST: "optional, not published: tracked links use the platform's host",
         DnsProblem.TRACKING_HOST_ELSEWHERE: f"points to {found}, expected {settings.TRACKING_HOST}: tracked links "
                                             "use the platform's host",
+        DnsProblem.NO_MTA_STS: "no MTA-STS record",
+        DnsProblem.TWO_MTA_STS: "two MTA-STS records",
+        DnsProblem.MTA_STS_OLD_ID: "the MTA-STS id is not the current policy's",
+        DnsProblem.NO_MTA_STS_HOST: f"no CNAME for the MTA-STS policy host; expected {settings.WEBMAIL_HOST}",
+        DnsProblem.MTA_STS_HOST_ELSEWHERE: f"the MTA-STS policy host points to {found_hosts}, expected "
+                                           f"{settings.WEBMAIL_HOST}",
+        DnsProblem.NO_TLSRPT: "no TLS-RPT record",
+        DnsProblem.TWO_TLSRPT: "two TLS-RPT records",
+        DnsProblem.TLSRPT_ELSEWHERE: "the TLS-RPT record does not send reports to our address",
     }[problem]
 
 
@@ -65,7 +84,7 @@ def spf_include() -> str:
 
 @dataclass
 class DnsRecord:
-    key: str  # mx, ownership, spf, dmarc, dkim
+    key: str  # mx, ownership, spf, dmarc, dkim, mta_sts, mta_sts_host, tlsrpt
     type: str
     host: str
     value: str
@@ -95,6 +114,10 @@ def public_record(stored: dict) -> dict:
     return {name: stored.get(name) for name in PUBLIC_FIELDS}
 
 
+# How many records expected_records lists (a verified domain's list counts them without building them).
+CHECKED_RECORD_COUNT = 8
+
+
 def expected_records(domain: Domain) -> list[DnsRecord]:
     dkim = dkim_key_for(domain.name)
     return [
@@ -107,8 +130,21 @@ def expected_records(domain: Domain) -> list[DnsRecord]:
                   "Protects the domain against spoofing"),
         DnsRecord("dkim", "TXT", f"{dkim.selector}._domainkey", dkim_public_record(dkim),
                   "Signs outgoing mail so receivers can trust it"),
+        *transport_security_records(domain),
         DnsRecord("tracking", "CNAME", TRACKING_LABEL, settings.TRACKING_HOST,
                   "Optional: the domain's own host for open and click tracking in its mail", optional=True),
+    ]
+
+
+def transport_security_records(domain: Domain) -> list[DnsRecord]:
+    """MTA-STS (its id, and the policy host served by us) and TLS-RPT: advisory, never needed to verify."""
+    return [
+        DnsRecord("mta_sts", "TXT", "_mta-sts", mta_sts_record_value(domain),
+                  "Tells sending servers to deliver the domain's mail only over verified TLS (MTA-STS)"),
+        DnsRecord("mta_sts_host", "CNAME", MTA_STS_LABEL, settings.WEBMAIL_HOST,
+                  "Lets us serve the domain's MTA-STS policy over HTTPS"),
+        DnsRecord("tlsrpt", "TXT", "_smtp._tls", f"v=TLSRPTv1; rua=mailto:{tls_report_address(domain.name)}",
+                  "Sends receivers' reports of TLS failures to us (TLS-RPT)"),
     ]
 
 
@@ -199,6 +235,56 @@ def _check_tracking(record: DnsRecord, domain: Domain) -> None:
         record.fail(DnsProblem.NO_TRACKING_HOST)
     elif found[0] != _norm(settings.TRACKING_HOST):
         record.fail(DnsProblem.TRACKING_HOST_ELSEWHERE, found=found[0])
+def _check_mta_sts(record: DnsRecord, domain: Domain) -> None:
+    found = [value for value in _txt(domain, record.host) if value.replace(" ", "").startswith("v=STSv1")]
+    record.found_value = " | ".join(found) or None
+    tags = dict(part.strip().split("=", 1) for part in found[0].split(";") if "=" in part) if found else {}
+    if not found:
+        record.fail(DnsProblem.NO_MTA_STS)
+    elif len(found) > 1:
+        record.fail(DnsProblem.TWO_MTA_STS)
+    elif tags.get("id", "").strip() != record.value.rpartition("=")[2]:
+        record.fail(DnsProblem.MTA_STS_OLD_ID)
+    else:
+        record.ok = True
+
+
+def _addresses(name: str) -> set[str]:
+    return set(lookup(name, "A").values) | set(lookup(name, "AAAA").values)
+
+
+def _check_mta_sts_host(record: DnsRecord, domain: Domain) -> None:
+    """A CNAME to WEBMAIL_HOST; a flattened one (the provider answers with addresses) counts when
+    its addresses are WEBMAIL_HOST's."""
+    name = _fqdn(domain, record.host)
+    targets = [_norm(value) for value in lookup(name, "CNAME").values]
+    if targets:
+        record.found_value = ", ".join(targets)
+        if targets == [_norm(record.value)]:
+            record.ok = True
+        else:
+            record.fail(DnsProblem.MTA_STS_HOST_ELSEWHERE, found_hosts=", ".join(targets))
+        return
+    addresses = _addresses(name)
+    record.found_value = ", ".join(sorted(addresses)) or None
+    if not addresses:
+        record.fail(DnsProblem.NO_MTA_STS_HOST)
+    elif addresses == _addresses(record.value):
+        record.ok = True
+    else:
+        record.fail(DnsProblem.MTA_STS_HOST_ELSEWHERE, found_hosts=", ".join(sorted(addresses)))
+
+
+def _check_tlsrpt(record: DnsRecord, domain: Domain) -> None:
+    found = [value for value in _txt(domain, record.host) if value.replace(" ", "").startswith("v=TLSRPTv1")]
+    record.found_value = " | ".join(found) or None
+    ours = record.value.rpartition("rua=")[2].lower()
+    if not found:
+        record.fail(DnsProblem.NO_TLSRPT)
+    elif len(found) > 1:
+        record.fail(DnsProblem.TWO_TLSRPT)
+    elif ours not in [part.strip().lower() for part in found[0].rpartition("rua=")[2].split(",")]:
+        record.fail(DnsProblem.TLSRPT_ELSEWHERE)
     else:
         record.ok = True
 
@@ -213,4 +299,7 @@ def check_records(domain: Domain) -> list[DnsRecord]:
     _check_dmarc(by_key["dmarc"], domain)
     _check_dkim(by_key["dkim"], domain)
     _check_tracking(by_key["tracking"], domain)
+    _check_mta_sts(by_key["mta_sts"], domain)
+    _check_mta_sts_host(by_key["mta_sts_host"], domain)
+    _check_tlsrpt(by_key["tlsrpt"], domain)
     return records

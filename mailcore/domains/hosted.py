@@ -1,8 +1,10 @@
-"""Which names this platform hosts: a verified domain by name or by address, and the
+"""Which names this platform hosts: a verified domain by name or by address, the
 `autoconfig.<domain>` / `autodiscover.<domain>` names mail clients look up for one (the autoconfig
-views, their Host check and the on-demand TLS ask all read them), and `track.<domain>`, a domain's own
-tracking host once its CNAME has been seen."""
+views, their Host check and the on-demand TLS ask all read them), `track.<domain>`, a domain's own
+tracking host once its CNAME has been seen, and `mta-sts.<domain>`, where sending servers fetch
+its MTA-STS policy (the policy view, its Host check and the ask)."""
 from mailcore.domains.models import TRACKING_LABEL, Domain
+from mailcore.domains.mta_sts import MTA_STS_LABEL
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
 
 # The names under a hosted domain that mail clients look up (CNAMEs to WEBMAIL_HOST).
@@ -45,3 +47,11 @@ def tracking_host_domain(host: str) -> Domain | None:
         return None
     domain = hosted_domain(rest)
     return domain if domain is not None and domain.tracking_host_seen_at else None
+
+
+def mta_sts_host_domain(host: str) -> Domain | None:
+    """For `mta-sts.<domain>` of a verified domain, that domain."""
+    label, dot, rest = (host or "").strip().rstrip(".").lower().partition(".")
+    if not dot or label != MTA_STS_LABEL:
+        return None
+    return hosted_domain(rest)

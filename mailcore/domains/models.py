@@ -14,6 +14,13 @@ class Domain(models.Model):
         FAILED = "failed", "Failed"
         VERIFIED = "verified", "Verified"
 
+    class MtaStsMode(models.TextChoices):
+        """RFC 8461's policy modes: senders report (testing), refuse unverified TLS (enforce), or forget (none)."""
+
+        TESTING = "testing", "Testing"
+        ENFORCE = "enforce", "Enforce"
+        NONE = "none", "None"
+
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="domains")
     client = models.ForeignKey("mailcore.PartnerClient", on_delete=models.PROTECT, related_name="domains", null=True, blank=True)
     name = models.CharField(max_length=253, unique=True)
@@ -32,6 +39,8 @@ class Domain(models.Model):
     tracking_host_seen_at = models.DateTimeField(
         null=True, blank=True, help_text="When track.<name> was last seen as a CNAME to TRACKING_HOST; "
         "tracked links use it only while set.")
+    mta_sts_mode = models.CharField(max_length=8, choices=MtaStsMode.choices, default=MtaStsMode.TESTING,
+                                    help_text="The mode of the MTA-STS policy served at mta-sts.<name>.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

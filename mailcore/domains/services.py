@@ -54,7 +54,7 @@ def domain_public_records(domain: Domain) -> list[dict] | None:
 
 
 def domain_records(domain: Domain) -> list[DnsRecord]:
-    """The five records with what the last check found (its problem codes); every one ok when the
+    """The checked records with what the last check found (its problem codes); every one ok when the
     domain verified with all records right; unchecked before any check."""
     expected = expected_records(domain)
     if domain.is_verified and not domain.dns_check:

@@ -2,13 +2,15 @@
 problem code (never by its English reason), and the one count of records found right."""
 from dataclasses import dataclass
 
-from mailcore.domains.dnscheck import DnsProblem, DnsRecord, spf_include
+from mailcore.domains.dnscheck import CHECKED_RECORD_COUNT, DnsProblem, DnsRecord, spf_include
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_records
 from webmail.client_settings import recommended_records
 
 TITLES = {"mx": "Mail routing", "ownership": "Ownership", "spf": "Sender policy (SPF)",
-          "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)", "tracking": "Tracking host"}
+          "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)", "tracking": "Tracking host",
+          "mta_sts": "Encrypted delivery (MTA-STS)", "mta_sts_host": "MTA-STS policy host",
+          "tlsrpt": "TLS reports (TLS-RPT)"}
 # The records that help mail apps set themselves up (recommended, never checked).
 TITLES |= {"autoconfig": "Thunderbird set-up", "autodiscover": "Outlook set-up", "srv_imaps": "Incoming mail server",
            "srv_submission": "Outgoing mail server", "srv_carddavs": "Contacts server", "txt_carddavs": "Contacts path",
@@ -82,18 +84,31 @@ class RecordRow(DnsRecord):
                                        "above, copied whole: a single character missing breaks it."),
             DnsProblem.NO_DKIM: (f"Create a TXT record {at} with this value, pasted as one long string; most "
                                  f"providers split it into parts by themselves."),
+            DnsProblem.NO_MTA_STS: create,
+            DnsProblem.TWO_MTA_STS: "Keep only one record starting v=STSv1 at _mta-sts: delete the others.",
+            DnsProblem.MTA_STS_OLD_ID: ("The record names an earlier policy: senders keep using the policy they "
+                                        "have until the id changes. Replace its value with the one above."),
+            DnsProblem.NO_MTA_STS_HOST: (f"Create a CNAME record {at} pointing to {self.value}: we serve the "
+                                        f"domain's MTA-STS policy there."),
+            DnsProblem.MTA_STS_HOST_ELSEWHERE: (f"The name points elsewhere, so senders cannot fetch the policy we "
+                                                f"serve. Make it a CNAME to {self.value}."),
+            DnsProblem.NO_TLSRPT: create,
+            DnsProblem.TWO_TLSRPT: "Keep only one record starting v=TLSRPTv1 at _smtp._tls: delete the others.",
+            DnsProblem.TLSRPT_ELSEWHERE: ("The record sends TLS reports elsewhere. Add our address to its rua= "
+                                          "(addresses are separated by commas) or replace its value with the one "
+                                          "above, so the reports show up here."),
         }.get(self.problem, "Compare the record with the value above and correct it.")
 
 
 def record_rows(domain: Domain) -> list[RecordRow]:
-    """The five records: the last check, or what to create before any check (optional ones apart)."""
+    """The checked records: the last check, or what to create before any check (optional ones apart)."""
     return [RecordRow(**vars(record), domain_name=domain.name) for record in domain_records(domain)
             if not record.optional]
 
 
 def recommended_rows(domain: Domain) -> list[RecordRow]:
     """The mail-app set-up records and the optional checked ones (the domain's own tracking host):
-    shown beside the five, never counted."""
+    shown beside the checked ones, never counted."""
     optional = [record for record in domain_records(domain) if record.optional]
     return [RecordRow(**vars(record), domain_name=domain.name) for record in [*recommended_records(domain), *optional]]
 
@@ -118,5 +133,5 @@ def domain_dns_summary(domain: Domain) -> DnsSummary:
     without a stored check counts every record right, as its page (domain_records) shows it: a list
     must never say "Not checked yet" beside "Verified"."""
     if not domain.dns_check and domain.is_verified:  # verified with every record right
-        return DnsSummary(5, 5, True)
+        return DnsSummary(CHECKED_RECORD_COUNT, CHECKED_RECORD_COUNT, True)
     return dns_summary(domain.dns_check or [])

@@ -115,7 +115,7 @@ def domains(request, partner):
             except DomainLimitReached as exc:
                 form.add_error(None, f"Not added: {exc}.")
             else:
-                messages.success(request, f"{domain.name} added. Create the five DNS records below at your client's "
+                messages.success(request, f"{domain.name} added. Create the DNS records below at your client's "
                                           "DNS provider, then check the DNS.")
                 url = reverse("portal:domain", kwargs={"domain_id": domain.pk})
                 return HttpResponseClientRedirect(url) if request.htmx else redirect(url)

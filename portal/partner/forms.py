@@ -481,3 +481,13 @@ class CatchAllForm(forms.Form):
     def __init__(self, *args, mailboxes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["address"].choices = [(address, address) for address in mailboxes]
+
+
+class DomainMtaStsForm(PortalForm):
+    """A client domain's MTA-STS mode; the service refuses any other value."""
+
+    mode = forms.ChoiceField(label="Mode", widget=forms.RadioSelect, choices=[
+        ("testing", "Testing: senders deliver as before and report TLS problems to us"),
+        ("enforce", "Enforce: senders deliver only over verified TLS to our servers, or not at all"),
+        ("none", "None: senders forget the policy (before you stop using it)"),
+    ])

@@ -29,7 +29,8 @@ def test_the_compose_file_is_valid_with_health_checks_and_named_volumes(tmp_path
 
     services = compose["services"]
     assert set(services) == {"web", "worker", "inbound", "submission-intake", "dovecot-relay", "dovecot", "postfix",
-                             "caddy", "postgres", "redis", "rspamd", "rspamd-redis", "clamav"}
+                             "caddy", "postgres", "redis", "rspamd", "rspamd-redis", "clamav", "mta-sts",
+                             "unbound"}
     assert {name for name, service in services.items() if "healthcheck" in service} >= {
         "web", "worker", "inbound", "submission-intake", "dovecot-relay", "dovecot", "postgres", "redis", "rspamd", "rspamd-redis"}
     default_net = compose["networks"]["default"]["ipam"]["config"][0]
@@ -63,7 +64,7 @@ def test_only_postfix_reaches_the_submission_intake_and_dovecots_auth(tmp_path):
     assert f"submission_host = {dovecot_relay}:10027" in (DOCKER / "dovecot/dovecot.conf").read_text()
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
     assert set(compose["volumes"]) == {"caddy", "clamav", "data", "mail", "pg", "postfix-queue", "redis", "rspamd",
-                                       "rspamd-redis"}
+                                       "rspamd-redis", "mta-sts"}
     assert services["postfix"]["build"]["context"].endswith("docker/postfix")  # our image, from the tested files
     assert services["web"]["environment"]["DATABASE_URL"] == "postgres://mailwell:p@postgres:5432/mailwell"
 
@@ -91,3 +92,24 @@ def test_the_scanner_shares_the_apps_dns_setting_and_clamav_is_an_optional_profi
     assert plain["services"]["inbound"]["environment"]["RSPAMD_URL"] == "http://rspamd:11333"
     assert plain["services"]["clamav"]["profiles"] == ["clamav"]  # started only with COMPOSE_PROFILES=clamav
     assert with_clamav["services"]["rspamd"]["environment"]["RSPAMD_CLAMD_SERVERS"] == "clamav:3310"
+
+
+def test_postfix_asks_the_mta_sts_resolver_and_a_validating_resolver(tmp_path):
+    """Outbound TLS (docs/deployment.md): main.cf's policy table is the mta-sts service (the postfix
+    image running postfix-mta-sts-resolver with its config), and Postfix and the resolver ask unbound,
+    at its fixed address, with trust-ad so glibc passes on DNSSEC's verdict."""
+    compose = yaml.safe_load(config(tmp_path, SECRETS).stdout)
+    services = compose["services"]
+    main_cf = (DOCKER / "postfix/main.cf").read_text()
+    resolver = (DOCKER / "postfix/mta-sts-daemon.yml").read_text()
+    unbound = services["unbound"]["networks"]["default"]["ipv4_address"]
+
+    assert "smtp_tls_policy_maps = socketmap:inet:mta-sts:8461:postfix" in main_cf
+    assert "smtp_dns_support_level = dnssec" in main_cf and "smtp_tls_security_level = dane" in main_cf
+    assert "port: 8461" in resolver and "mta-sts-daemon.yml" in (DOCKER / "postfix/Dockerfile").read_text()
+    assert services["mta-sts"]["build"]["context"] == services["postfix"]["build"]["context"]
+    assert services["mta-sts"]["entrypoint"] == ["mta-sts-daemon", "-c", "/etc/postfix/mailwell/mta-sts-daemon.yml"]
+    assert "ports" not in services["mta-sts"] and "ports" not in services["unbound"]
+    assert services["postfix"]["dns"] == services["mta-sts"]["dns"] == [unbound]
+    assert services["postfix"]["dns_opt"] == ["trust-ad"]
+    assert "auto-trust-anchor-file" in (DOCKER / "unbound/unbound.conf").read_text()

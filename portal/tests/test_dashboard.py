@@ -53,9 +53,9 @@ def test_an_accounts_own_domain_shows_its_dns_records_in_the_portal(client, alic
     assert '<a class="nav__link" href="/portal/account/domains/"' in dashboard or \
         'href="/portal/account/domains/"' in dashboard.split("</nav>")[0]
     page = client.get("/portal/account/domains/").content.decode()
-    assert "example.test" in page and "5 of 5 records right" in page
+    assert "example.test" in page and "8 of 8 records right" in page
     assert 'value="dkim._domainkey"' in page and 'value="v=DKIM1; k=rsa; p=' in page
-    assert page.count('<span class="visually-hidden">Status: </span>Found</span>') == 5
+    assert page.count('<span class="visually-hidden">Status: </span>Found</span>') == 8
 
 
 def test_a_working_partner_is_sent_to_its_own_domain_pages(client, charlie):

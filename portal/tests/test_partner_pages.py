@@ -17,6 +17,7 @@ from mailcore.partners.domains import domain_add_for_partner
 from billing.services.mailboxes import partner_mailbox_open
 from mailcore.partners.models import PartnerClient, PartnerMailbox
 from mailcore.partners.services import client_create, slots_grant
+from testkit.dns_records import publish_transport_security
 from testkit.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -55,6 +56,7 @@ def publish(zone, domain, *, mx="mail.mailwell.test", spf="v=spf1 mx include:rel
     zone.set(domain.name, "TXT", f"{settings.DOMAIN_VERIFY_PREFIX}={domain.verification_token}", spf)
     zone.set(f"_dmarc.{domain.name}", "TXT", "v=DMARC1; p=none")
     zone.set(f"dkim._domainkey.{domain.name}", "TXT", dkim_public_record(dkim_key_for(domain.name)))
+    publish_transport_security(zone, domain.name)
 
 
 def mailbox_on(partner, domain, local_part="ann", plan_id="pro") -> PartnerMailbox:
@@ -170,7 +172,7 @@ def test_adding_a_domain_opens_its_dns_wizard(alice_client, partner):
     assert response.status_code == 302 and response["Location"] == f"{DOMAINS}{domain.pk}/"
     assert (domain.name, domain.account_id, domain.client.name) == ("acme.test", partner.account_id, "acme.test")
     page = html(alice_client.get(response["Location"]))
-    assert "acme.test added. Create the five DNS records" in page
+    assert "acme.test added. Create the DNS records" in page
     assert "Set up acme.test in three steps" in page
 
 
@@ -249,7 +251,7 @@ def test_an_htmx_add_goes_to_the_new_domains_wizard(alice_client):
     assert response["HX-Redirect"] == f"{DOMAINS}{Domain.objects.get().pk}/"
 
 
-def test_the_wizard_shows_the_five_records_to_create_with_copy_buttons(alice_client, domain):
+def test_the_wizard_shows_the_records_to_create_with_copy_buttons(alice_client, domain):
     page = html(alice_client.get(f"{DOMAINS}{domain.pk}/"))
     dkim = dkim_public_record(dkim_key_for("acme.test"))
     for key, host, value in [
@@ -262,8 +264,8 @@ def test_the_wizard_shows_the_five_records_to_create_with_copy_buttons(alice_cli
         assert f'id="record-{key}-host" type="text" value="{host}"' in page, key
         assert f'id="record-{key}-value" type="text" value="{value}"' in page, key
         assert f'data-copy-target="record-{key}-value"' in page, key
-    assert page.count('class="dns-record dns-record--unchecked"') == 5
-    assert page.count("Not checked</span>") == 5
+    assert page.count('class="dns-record dns-record--unchecked"') == 8
+    assert page.count("Not checked</span>") == 8
     for purpose in ("Routes incoming mail to our mail servers", "Proves you control this domain&#x27;s DNS",
                     "Authorizes us to send mail for the domain", "Protects the domain against spoofing",
                     "Signs outgoing mail so receivers can trust it"):
@@ -279,12 +281,12 @@ def test_check_dns_with_nothing_published_says_what_is_missing_and_how_to_fix_it
     page = html(response)
     assert page.startswith('<div id="dns-records"')
     assert page.count('class="dns-record dns-record--wrong"') == 2  # MX and ownership: verification needs them
-    assert page.count('class="dns-record dns-record--wrong dns-record--advice"') == 3
+    assert page.count('class="dns-record dns-record--wrong dns-record--advice"') == 6
     for reason in ("No MX record.", "No verification TXT record.", "No SPF record.", "No DMARC record.",
                    "No DKIM record."):
         assert f"<strong>{reason}</strong>" in page
     assert "Create an MX record at the domain itself (@)" in page
-    assert "0 of 5 records right" in page
+    assert "0 of 8 records right" in page
     assert '<div id="dns-check-status" class="dns-check-status" role="status" aria-live="polite" ' \
            'hx-swap-oob="innerHTML">Checked at' in page
     assert "The domain is not verified yet." in page
@@ -301,7 +303,7 @@ def test_check_dns_shows_what_was_found_when_a_record_is_wrong(alice_client, dom
     assert "Replace the existing MX records with ours" in page
     assert "<strong>SPF lacks include:relay.mailwell.test.</strong>" in page
     assert "Add include:relay.mailwell.test to it, just before the final ~all or -all." in page
-    assert "3 of 5 records right" in page
+    assert "6 of 8 records right" in page
     assert "Published: <code class=\"break\">v=DMARC1; p=none</code>" in page
     assert Domain.objects.get(pk=domain.pk).status == "failed"
 
@@ -309,15 +311,15 @@ def test_check_dns_shows_what_was_found_when_a_record_is_wrong(alice_client, dom
 def test_check_dns_verifies_the_domain_once_its_records_are_published(alice_client, domain, dns_zone):
     publish(dns_zone, domain)
     page = html(alice_client.post(f"{DOMAINS}{domain.pk}/check/", **HTMX))
-    assert page.count('class="dns-record dns-record--ok"') == 5
+    assert page.count('class="dns-record dns-record--ok"') == 8
     assert "dns-record--wrong" not in page
-    assert "5 of 5 records right" in page
+    assert "8 of 8 records right" in page
     assert "acme.test is verified." in page
     assert "<span class=\"visually-hidden\">Status: </span>Verified</span>" in page  # the header badge, out of band
     domain.refresh_from_db()
     assert domain.status == "verified" and domain.dns_check == []
     page = html(alice_client.get(f"{DOMAINS}{domain.pk}/"))
-    assert page.count('class="dns-record dns-record--ok"') == 5
+    assert page.count('class="dns-record dns-record--ok"') == 8
     assert "Every record is published correctly." in page
     assert "Set up acme.test in three steps" not in page
 
@@ -370,7 +372,7 @@ def test_the_domain_list_shows_status_and_dns_progress(alice_client, partner, dn
     alice_client.post(f"{DOMAINS}{verified.pk}/check/")
     domain_add_for_partner(partner=partner, name="new.test")
     page = html(alice_client.get(DOMAINS))
-    assert "5 of 5 records right" in page
+    assert "8 of 8 records right" in page
     assert "Not checked yet" in page
     assert "Awaiting DNS</span>" in page and "Verified</span>" in page
     assert 'Set up DNS<span class="visually-hidden"> for new.test</span>' in page
@@ -550,9 +552,9 @@ def test_the_demo_partners_verified_domain_never_reads_not_checked_yet(client):
                        ).status_code == 302
     page = html(client.get(DOMAINS))
     row = re.search(r"<tr[^>]*>(?:(?!</tr>).)*acme-bakery\.test(?:(?!</tr>).)*</tr>", page, re.S).group(0)
-    assert "Verified" in row and "5 of 5 records right" in row
+    assert "Verified" in row and "8 of 8 records right" in row
     assert "Not checked yet" not in row
     domain = Domain.objects.get(name="acme-bakery.test")
     detail = html(client.get(f"{DOMAINS}{domain.pk}/"))
-    assert detail.count("<span class=\"visually-hidden\">Status: </span>Found</span>") == 5
+    assert detail.count("<span class=\"visually-hidden\">Status: </span>Found</span>") == 8
     assert "Not checked" not in detail.split('id="mail-apps-dns"')[0]
