@@ -4,6 +4,7 @@ domain we sign for (mailcore.outbound.aligned), its Message-ID is on that domain
 with that domain's key and handed to the next hop by mailcore.outbound.relay: SMTP_URL's relay, or
 without one the local outbox (and, with `echo`, the console, where `make run` shows people their
 verification links)."""
+import copy
 import email.policy
 import smtplib
 import sys
@@ -69,7 +70,10 @@ class SignedRelayBackend(BaseEmailBackend):
 
 
 def system_mail_bytes(message) -> tuple[str, bytes]:
-    """(envelope sender, signed bytes) of a Django EmailMessage, From aligned with the signature."""
+    """(envelope sender, signed bytes) of a Django EmailMessage, From aligned with the signature (the
+    caller's message is left as it was)."""
+    message = copy.copy(message)
+    message.extra_headers = dict(message.extra_headers)
     from_value = str(message.extra_headers.get("From", message.from_email))
     sender = header_address(from_value)
     domain = signing_domain(address_domain(sender))

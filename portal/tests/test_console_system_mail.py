@@ -46,5 +46,6 @@ def test_a_signed_in_user_who_is_not_an_operator_does_not_see_it(client, charlie
 
     response = client.get(PAGE, **HTML)
 
-    assert response.status_code in (302, 403)
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+    assert client.get(response["Location"], **HTML).status_code == 403
     assert DOMAIN not in response.content.decode()
