@@ -27,8 +27,9 @@ def _kind(source: DmarcSource) -> str | None:
 def dmarc_alerts_raise(*, report: DmarcReport) -> list[DmarcAlert]:
     """Alerts for the report's failing sources not yet raised in their period (in the caller's transaction)."""
     period = alert_period_start(report.end_at.date())
+    rows = list(report.sources.all())
     raised = []
-    for source in report.sources.all():
+    for source in rows:
         kind = _kind(source)
         if kind is None:
             continue
@@ -38,14 +39,13 @@ def dmarc_alerts_raise(*, report: DmarcReport) -> list[DmarcAlert]:
                                                   period_start=period, report=report)
         except IntegrityError:  # already raised for this source in this period
             continue
-        failed = sum(row.count for row in report.sources.all()
-                     if row.source_ip == source.source_ip and not row.aligned)
+        same_source = [row for row in rows if row.source_ip == source.source_ip]
         emit(account=report.domain.account, name=EVENT, data={
             "domain_id": report.domain_id, "domain": report.domain.name, "kind": kind,
             "source_ip": source.source_ip, "reverse_name": source.reverse_name or None,
-            "messages": sum(row.count for row in report.sources.all() if row.source_ip == source.source_ip),
-            "failed": failed, "reporter": report.org_name, "report_id": report.report_id,
-            "period_start": period.isoformat(),
+            "messages": sum(row.count for row in same_source),
+            "failed": sum(row.count for row in same_source if not row.aligned),
+            "reporter": report.org_name, "report_id": report.report_id, "period_start": period.isoformat(),
         })
         raised.append(alert)
     return raised

@@ -12,6 +12,11 @@ from trust.tlsrpt_json import TlsReportData
 from trust.unpack import ReportUnreadable
 
 
+# PTR look-ups per report, made while the sender waits for our reply (before the transaction): a report
+# from a big receiver lists tens of sources; one with thousands must not hold the session for minutes.
+MAX_REVERSE_LOOKUPS = 50
+
+
 def _about_domain(domain: Domain, policy_domain: str) -> bool:
     """A report about the domain or one of its subdomains (reports for subdomains name them)."""
     return policy_domain == domain.name or policy_domain.endswith(f".{domain.name}")
@@ -31,7 +36,8 @@ def dmarc_report_store(*, domain: Domain, report: AggregateReport) -> tuple[Dmar
     existing = DmarcReport.objects.filter(domain=domain, org_name=report.org_name, report_id=report.report_id).first()
     if existing is not None:
         return existing, False
-    names = {ip: reverse_name(ip) for ip in {row.source_ip for row in report.rows}}  # DNS outside the transaction
+    addresses = sorted({row.source_ip for row in report.rows})
+    names = {ip: reverse_name(ip) if n < MAX_REVERSE_LOOKUPS else "" for n, ip in enumerate(addresses)}
     try:
         with transaction.atomic():
             stored = DmarcReport.objects.create(

@@ -1,7 +1,7 @@
 """/v1/hosting/domains/{id}/dmarc, /dmarc/reports and /monthly-report: a client domain's DMARC and
 TLS report figures (the dashboard's numbers and the policy advisor), its reports, and the switch of
 the partner-branded monthly report to the client."""
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -77,7 +77,8 @@ class DmarcSummaryOutput(serializers.Serializer):
     tls = TlsOutput()
     advice = serializers.SerializerMethodField()
 
-    def get_advice(self, summary) -> AdviceOutput:
+    @extend_schema_field(AdviceOutput)
+    def get_advice(self, summary) -> dict:
         advice = policy_advice(summary)
         return {"stage": advice.stage, "policy": advice.policy, "text": advice.text, "rule": RULE}
 

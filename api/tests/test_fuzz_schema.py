@@ -98,6 +98,7 @@ STATE_REFUSALS = re.compile("|".join([
     r"your billing currency",  # a partner's prices and payouts are in its own currency, not the request's
     r"may not be before",  # an end before its start: a rule between two fields
     r"required to pay",
+    r"contact address is needed",  # a client domain's monthly report switched on before it has an address
     r"no template with this id",  # a template id the account does not have  # a return_url needed only when the account's change needs a checkout  # bank transfer is for NGN accounts: the currency is the account's, not the request's
 ]))
 ACCEPTED = {401, 402, 403, 404, 409, 429}  # refusals a valid request can still get

@@ -8,6 +8,7 @@ import time_machine
 
 from mailcore.domains.services import domain_mark_verified
 from mailcore.partners.domains import domain_add_for_partner
+from mailcore.sweep import job_named, job_run
 from trust.models import MonthlyReportRun
 from trust.monthly import monthly_reports_send
 from trust.services import monthly_report_set
@@ -46,6 +47,16 @@ def test_last_month_s_report_goes_once_with_the_partner_s_brand(corpus_delivered
     html = message.alternatives[0][0]
     assert 'background: #0055aa' in html and "Northwind Hosting</div>" in html
     assert "<td>193 (91.9%)</td>" in html
+
+
+def test_the_sweep_runs_it_as_a_job_of_trust(acme, mailoutbox):
+    monthly_report_set(domain=acme, enabled=True, send_to="boss@acme-corp.test")
+
+    with time_machine.travel(FIRST_OF_DECEMBER, tick=False):
+        assert job_run(job_named("dmarc-monthly-reports")) == {"sent": 1, "failed": 0}
+
+    [message] = mailoutbox
+    assert "Messages reported: 0\n" in message.body
 
 
 def test_nothing_goes_while_the_switch_is_off(corpus_delivered, mailoutbox):
