@@ -1,6 +1,7 @@
 """DMARC aggregate reports (RFC 7489 appendix C, and the "urn:ietf:params:xml:ns:dmarc-2.0"
 namespace of the newer draft) read with defusedxml: no DTD, no entities, no external references,
 so an entity expansion or an external entity in a report is refused, never expanded."""
+import ipaddress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from xml.etree.ElementTree import Element, ParseError
@@ -74,14 +75,24 @@ def _timestamp(value: str) -> datetime:
         raise ReportUnreadable(f"the DMARC report's date {value!r} is not a Unix time") from None
 
 
+MAX_COUNT = 1_000_000_000  # messages in one row; more is no real report (and no integer column holds it)
+
+
 def _count(value: str) -> int:
     try:
         count = int(value)
     except ValueError:
-        raise ReportUnreadable(f"a DMARC report row's count {value!r} is not a number") from None
-    if count < 0:
-        raise ReportUnreadable("a DMARC report row's count is negative")
+        raise ReportUnreadable(f"a DMARC report row's count {value[:40]!r} is not a number") from None
+    if not 0 <= count <= MAX_COUNT:
+        raise ReportUnreadable(f"a DMARC report row's count is outside 0 to {MAX_COUNT}")
     return count
+
+
+def _ip(value: str) -> str:
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise ReportUnreadable(f"a DMARC report row's source_ip {value[:60]!r} is not an IP address") from None
 
 
 def dmarc_report_parse(data: bytes) -> AggregateReport:
@@ -103,7 +114,7 @@ def dmarc_report_parse(data: bytes) -> AggregateReport:
         end_at=_timestamp(_required(metadata, "date_range", "end")),
         policy_domain=_required(policy, "domain").lower().rstrip("."),
         policy=_text(policy, "p", default="none").lower()[:16],
-        policy_pct=int(pct) if pct.isdigit() else None,
+        policy_pct=min(int(pct), 100) if pct.isdigit() else None,
         rows=[_row(record) for record in _children(root, "record")],
     )
 
@@ -114,7 +125,7 @@ def _row(record: Element) -> SourceRow:
     dkim_results = [_text(dkim, "result").lower() for dkim in _children(auth, "dkim")]
     spf_results = [_text(spf, "result").lower() for spf in _children(auth, "spf")]
     return SourceRow(
-        source_ip=_required(row, "source_ip"),
+        source_ip=_ip(_required(row, "source_ip")),
         count=_count(_required(row, "count")),
         disposition=_text(evaluated, "disposition", default="none").lower()[:16],
         dkim_aligned=_text(evaluated, "dkim").lower() == "pass",

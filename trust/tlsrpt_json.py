@@ -7,6 +7,9 @@ from datetime import datetime
 from trust.unpack import ReportUnreadable
 
 
+MAX_SESSIONS = 1_000_000_000  # a day's sessions in one report; more is no real report
+
+
 @dataclass(frozen=True)
 class TlsReportData:
     org_name: str
@@ -52,17 +55,19 @@ def tls_report_parse(data: bytes) -> TlsReportData:
     for entry in policies:
         policy, summary = _field(entry, "policy", dict), _field(entry, "summary", dict)
         domains.append(_field(policy, "policy-domain", str).lower().rstrip("."))
-        successes += max(0, _field(summary, "total-successful-session-count", int))
-        failures += max(0, _field(summary, "total-failure-session-count", int))
+        successes += min(max(0, _field(summary, "total-successful-session-count", int)), MAX_SESSIONS)
+        failures += min(max(0, _field(summary, "total-failure-session-count", int)), MAX_SESSIONS)
         for detail in entry.get("failure-details") or []:
             if isinstance(detail, dict):
                 details.append({
                     "result_type": str(detail.get("result-type", ""))[:64],
                     "sending_mta_ip": str(detail.get("sending-mta-ip", ""))[:64],
                     "receiving_mx_hostname": str(detail.get("receiving-mx-hostname", ""))[:253],
-                    "count": detail.get("failed-session-count") if isinstance(detail.get("failed-session-count"),
-                                                                              int) else 0,
+                    "count": min(max(0, count), MAX_SESSIONS) if isinstance(
+                        count := detail.get("failed-session-count"), int) else 0,
                 })
+    if successes > MAX_SESSIONS or failures > MAX_SESSIONS:
+        raise ReportUnreadable(f"the TLS report counts more than {MAX_SESSIONS} sessions")
     return TlsReportData(
         org_name=_field(report, "organization-name", str)[:200],
         report_id=_field(report, "report-id", str)[:200],

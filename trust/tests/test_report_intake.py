@@ -170,3 +170,16 @@ def test_a_report_never_reaches_a_mailbox(acme, listener, partner):
     assert deliver(listener, google_dmarc(), "dmarc-reports@acme.test") == {}
 
     assert inbox(ann) == []
+
+
+@pytest.mark.parametrize("change", [(b"<source_ip>192.0.2.10</source_ip>", b"<source_ip>relay.example</source_ip>"),
+                                    (b"<count>120</count>", b"<count>99999999999</count>")],
+                         ids=["source-not-an-ip", "count-out-of-range"])
+def test_a_report_with_an_impossible_row_is_refused_for_good(acme, listener, change):
+    raw = report_mail(to="dmarc-reports@acme.test", sender="noreply-dmarc-support@google.com", subject="Report",
+                      filename="google.xml", content_type="text/xml", payload=corpus("google.xml").replace(*change))
+
+    code, reply = refusal(listener, raw, "dmarc-reports@acme.test")
+
+    assert code == 550 and reply.startswith(b"5.6.0 Report not accepted: a DMARC report row's")
+    assert DmarcReport.objects.count() == 0
