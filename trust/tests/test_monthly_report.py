@@ -3,6 +3,7 @@ contact address under the partner's brand, through Django's mail API; a run kill
 the domains it finished sent and the next runs send each of the others exactly once."""
 from datetime import UTC, date, datetime, timedelta
 
+from django.conf import settings
 import pytest
 import time_machine
 
@@ -36,7 +37,7 @@ def test_last_month_s_report_goes_once_with_the_partner_s_brand(corpus_delivered
 
     [message] = mailoutbox
     assert message.to == ["boss@acme-corp.test"]
-    assert message.from_email == "Northwind Hosting <no-reply@localhost>"
+    assert message.from_email == f"Northwind Hosting <no-reply@{settings.SYSTEM_MAIL_DOMAIN}>"
     assert message.subject == "acme.test: mail authentication in November 2026"
     assert message.extra_headers["Message-ID"] == f"<dmarc-monthly.{corpus_delivered.pk}.202611@mail.mailwell.test>"
     assert "Messages reported: 210\n" in message.body
