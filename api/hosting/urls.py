@@ -1,11 +1,13 @@
 from django.urls import path
 
-from api.hosting import billing, campaigns, contacts, management, payg, protection, quarantine, views
+from api.hosting import billing, campaigns, contacts, dkim, management, payg, protection, quarantine, views
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
     path("domains/<int:domain_id>", views.HostingDomainDetailApi.as_view()),
     path("domains/<int:domain_id>/verify", views.HostingDomainVerifyApi.as_view()),
+    path("domains/<int:domain_id>/dkim", dkim.HostingDomainDkimApi.as_view()),
+    path("domains/<int:domain_id>/dkim-rotation", dkim.HostingDomainDkimRotationApi.as_view()),
     path("domains/<int:domain_id>/protection", protection.HostingDomainProtectionApi.as_view()),
     path("domains/<int:domain_id>/sender-rules", protection.HostingDomainSenderRuleListApi.as_view()),
     path("domains/<int:domain_id>/sender-rules/<int:rule_id>", protection.HostingDomainSenderRuleDetailApi.as_view()),

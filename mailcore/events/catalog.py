@@ -17,6 +17,7 @@ EVENTS = {
     "mailbox.quota_reached": "storage exceeds 90% of the mailbox quota",
     "domain.verified": "a custom domain passes DNS verification",
     "domain.verification_failed": "DNS verification fails after 3 attempts",
+    "domain.dkim_rotated": "a domain's mail is signed with its new DKIM key, once DNS has it",
     "partner_mailbox.created": "partner provisions a client mailbox",
     "partner_mailbox.deleted": "partner deletes a client mailbox",
     "partner_mailbox.renewed": "a mailbox's prepaid term is renewed",

@@ -2,13 +2,19 @@
 problem code (never by its English reason), and the one count of records found right."""
 from dataclasses import dataclass
 
-from mailcore.domains.dnscheck import DnsProblem, DnsRecord, spf_include
+from mailcore.domains.dnscheck import DnsProblem, DnsRecord, is_removable, spf_include
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_records
 from webmail.client_settings import recommended_records
 
 TITLES = {"mx": "Mail routing", "ownership": "Ownership", "spf": "Sender policy (SPF)",
           "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)"}
+# A DKIM key rotation's records (mailcore.domains.dnscheck.dkim_records).
+TITLES |= {"dkim_next": "New signature key (DKIM rotation)", "dkim_previous": "Previous signature key (DKIM)",
+           "dkim_removable": "Retired signature key (DKIM)", "dkim_ed25519": "Ed25519 signature key (DKIM)",
+           "dkim_ed25519_next": "New Ed25519 signature key (DKIM)",
+           "dkim_ed25519_previous": "Previous Ed25519 signature key (DKIM)",
+           "dkim_ed25519_removable": "Retired Ed25519 signature key (DKIM)"}
 # The records that help mail apps set themselves up (recommended, never checked).
 TITLES |= {"autoconfig": "Thunderbird set-up", "autodiscover": "Outlook set-up", "srv_imaps": "Incoming mail server",
            "srv_submission": "Outgoing mail server", "srv_carddavs": "Contacts server", "txt_carddavs": "Contacts path",
@@ -36,6 +42,8 @@ class RecordRow(DnsRecord):
 
     @property
     def state(self) -> str:
+        if is_removable(self):
+            return "removable"  # a retired DKIM key: nothing to publish, nothing to check
         return "unchecked" if self.ok is None else ("ok" if self.ok else "wrong")
 
     @property

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.domains.models import Domain
+from mailcore.domains.rotation import dkim_status
 from mailcore.domains.selectors import account_domains
 from mailcore.domains.services import DomainClaimGone, InvalidDomainName, domain_claim_lapsed, domain_verify
 from mailcore.partners.domains import DomainHasMailboxes, DomainLimitReached, DomainTaken, domain_add_for_partner, domain_delete
@@ -24,7 +25,7 @@ from portal.htmx import regions
 from portal.access import found_or_404
 from portal.partner.access import BECOME_PARTNER_TEMPLATE, operational_partner, partner_section
 from portal.partner.dns_wizard import dns_summary, domain_dns_summary, recommended_rows, record_rows
-from portal.partner.forms import DomainAddForm, name_error
+from portal.partner.forms import DkimSettingsForm, DomainAddForm, name_error
 
 DOMAINS_TEMPLATE = "portal/domains.html"
 DOMAIN_TEMPLATE = "portal/domains_detail.html"
@@ -60,9 +61,13 @@ def partner_apply(request):
 # domains and their DNS records
 
 
-def _domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
+def domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
     rows = record_rows(domain)
+    dkim = dkim_status(domain=domain)
     return {
+        "dkim": dkim,
+        "dkim_form": DkimSettingsForm(initial={"rotate_every_months": domain.dkim_rotate_every_months,
+                                               "ed25519": domain.dkim_ed25519}),
         "domain": domain,
         "records": rows,
         "summary": dns_summary(rows),
@@ -116,7 +121,7 @@ def domains(request, partner):
 def domain_detail(request, partner, domain_id: int):
     """The DNS wizard: each record to create, and where the last check stands."""
     domain = domain_of(partner, domain_id)
-    return render(request, DOMAIN_TEMPLATE, _domain_context(partner, domain))
+    return render(request, DOMAIN_TEMPLATE, domain_context(partner, domain))
 
 
 @require_POST
@@ -131,7 +136,7 @@ def domain_check(request, partner, domain_id: int):
         messages.error(request, str(gone))
         url = reverse("portal:domains")
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    context = _domain_context(partner, domain, checked_at=timezone.now(), just_verified=(
+    context = domain_context(partner, domain, checked_at=timezone.now(), just_verified=(
         domain.is_verified and not was_verified))
     if request.htmx:
         return regions(request, DOMAIN_TEMPLATE, ["dns-records", "dns-check-status", "domain-status", "domain-setup",
@@ -151,7 +156,7 @@ def domain_check(request, partner, domain_id: int):
 def domain_remove(request, partner, domain_id: int):
     """GET asks for confirmation (without JavaScript); POST deletes, or explains why it cannot (409)."""
     domain = domain_of(partner, domain_id)
-    context = _domain_context(partner, domain)
+    context = domain_context(partner, domain)
     if request.method == "GET":
         return render(request, DOMAIN_CONFIRM_TEMPLATE, context)
     try:

@@ -457,3 +457,13 @@ class DomainProtectionForm(PortalForm):
                                  widget=forms.NumberInput(attrs={"step": "0.5"}))
     greylist = forms.BooleanField(label="Ask unknown senders with a doubtful score to retry once (greylisting)",
                                   required=False)
+
+
+class DkimSettingsForm(PortalForm):
+    """A domain's DKIM key rotation schedule and Ed25519 beside RSA; the service checks the range too."""
+
+    rotate_every_months = forms.IntegerField(
+        label="Rotate the key every (months)", min_value=0, max_value=24,
+        help_text="0: only when you start a rotation. Otherwise a rotation starts this many months after the key "
+                  "started signing; you publish its new record, and signing switches once DNS has it.")
+    ed25519 = forms.BooleanField(label="Also sign with an Ed25519 key (RFC 8463), beside RSA", required=False)

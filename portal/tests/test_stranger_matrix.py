@@ -90,6 +90,8 @@ ROUTES = {
     # /v1/hosting (a partner key with every partner scope)
     "v1/hosting/domains/<int:domain_id>": "hosting",
     "v1/hosting/domains/<int:domain_id>/verify": "hosting",
+    "v1/hosting/domains/<int:domain_id>/dkim": "hosting",
+    "v1/hosting/domains/<int:domain_id>/dkim-rotation": "hosting",
     "v1/hosting/domains/<int:domain_id>/protection": "hosting",
     "v1/hosting/domains/<int:domain_id>/sender-rules": "hosting",
     "v1/hosting/domains/<int:domain_id>/sender-rules/<int:rule_id>": "hosting",
@@ -134,6 +136,9 @@ ROUTES = {
     "portal/domains/<int:domain_id>/": "portal",
     "portal/domains/<int:domain_id>/check/": "portal",
     "portal/domains/<int:domain_id>/delete/": "portal",
+    "portal/domains/<int:domain_id>/dkim/": "portal",
+    "portal/domains/<int:domain_id>/dkim/rotate/": "portal",
+    "portal/domains/<int:domain_id>/dkim/cancel/": "portal",
     "portal/domains/<int:domain_id>/protection/": "portal",
     "portal/domains/<int:domain_id>/protection/senders/": "portal",
     "portal/domains/<int:domain_id>/protection/senders/<int:rule_id>/delete/": "portal",

@@ -35,7 +35,7 @@ def test_an_unknown_event_name_is_refused(alice):
     assert Event.objects.count() == 0
 
 
-def test_the_catalog_holds_the_27_events_of_the_spec_payment_failed_the_quarantine_s_two_and_held_sends():
-    assert len(EVENTS) == 31
+def test_the_catalog_holds_the_27_events_of_the_spec_payment_failed_the_quarantine_s_two_held_sends_and_dkim():
+    assert len(EVENTS) == 32
     assert {"email.received", "partner_mailbox.payment_abandoned", "domain.verification_failed",
-            "payment.failed", "email.quarantined", "email.released"} <= set(EVENTS)
+            "payment.failed", "email.quarantined", "email.released", "domain.dkim_rotated"} <= set(EVENTS)
