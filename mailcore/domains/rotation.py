@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from mailcore.domains.dkim import dkim_key_for, dkim_private_key_new
 from mailcore.domains.dnscheck import (
+    DnsProblem,
     DnsRecord,
     check_dkim,
     dkim_key_record,
@@ -244,7 +245,7 @@ def _merged(domain: Domain, checked: list[DnsRecord] = ()) -> list[DnsRecord]:
         row = known.get((record.host, record.value))
         if row is not None and row.get("ok") is not None:
             record.ok, record.found_value, record.reason = row["ok"], row.get("found_value"), row.get("reason")
-            record.problem = row.get("problem")
+            record.problem = DnsProblem(row["problem"]) if row.get("problem") else None
         elif is_removable(record) or (all_right and not is_transitional(record)):
             record.ok = True
     return records

@@ -12,7 +12,7 @@ from mailcore.domains.rotation import (
     dkim_rotation_start,
     dkim_settings_set,
 )
-from mailcore.errors import InvalidFields
+from mailcore.errors import DomainError, InvalidFields
 from portal.partner.access import partner_section
 from portal.partner.domains import DOMAIN_TEMPLATE, domain_context, domain_of
 from portal.partner.forms import DkimSettingsForm
@@ -59,6 +59,8 @@ def dkim_settings(request, partner, domain_id: int):
             dkim_settings_set(domain=domain, **form.cleaned_data)
         except InvalidFields as exc:
             form.add_service_error(exc)
+        except DomainError as exc:  # Ed25519 back on while both its selectors are still published
+            form.add_error(None, f"Not saved: {exc.detail}.")
         else:
             messages.success(request, f"DKIM settings of {domain.name} saved.")
             return redirect("portal:domain", domain_id=domain.pk)
