@@ -168,7 +168,7 @@ def test_a_rotation_runs_from_start_to_retire_and_nothing_signs_with_a_key_dns_l
     assert records["dkim2._domainkey"]["ok"] is True
     assert records["dkim2._domainkey"]["description"] == "Signs outgoing mail so receivers can trust it"
     assert records["dkim._domainkey"]["description"] == (
-        f"Previous key, no longer signing: keep until {keep_until:%d %b %Y} so mail signed with it still verifies")
+        "Previous key, no longer signing: keep until 8 Dec 2026 so mail signed with it still verifies")
 
     # too late to cancel; a new rotation waits until the old key is retired
     assert hosting.delete(f"/v1/hosting/domains/{domain_id}/dkim-rotation").status_code == 409

@@ -3,12 +3,14 @@ rotation (the DNS records then list the new key to publish), its form sets the s
 or refuses a bad value beside the field; another partner's domain is 404 and stays as it was."""
 import html
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
 
+from mailcore.domains.dkim import dkim_public_record
 from mailcore.domains.models import DkimKey, Domain
+from mailcore.domains.rotation import dkim_rotation_sweep
 from mailcore.partners.domains import domain_add_for_partner
 from mailcore.partners.models import HostingPartner
 from mailcore.partners.services import hosting_partner_enable
@@ -108,3 +110,26 @@ def test_another_partners_domain_is_404_and_stays_as_it_was(client, domain):
         assert client.post(f"/portal/domains/{domain.pk}/{tail}", data).status_code == 404
     assert DkimKey.objects.filter(domain_name="acme.test").count() == 1
     assert Domain.objects.get(pk=domain.pk).dkim_rotate_every_months == 0
+
+
+def test_after_the_switch_the_page_says_until_when_to_keep_the_old_record_then_that_it_may_be_removed(
+        alice_client, domain, dns_zone):
+    with time_machine.travel(datetime(2026, 12, 1, 10, 0, tzinfo=UTC), tick=False) as clock:
+        alice_client.post(f"/portal/domains/{domain.pk}/dkim/rotate/")
+        new = DkimKey.objects.get(domain_name="acme.test", state="pending")
+        dns_zone.set("dkim2._domainkey.acme.test", "TXT", dkim_public_record(new))
+        clock.shift(timedelta(minutes=5))
+        assert dkim_rotation_sweep() == 1
+        switched = page(alice_client, domain)
+        assert "Switched Mail is signed with the new key. Keep the old record dkim._domainkey until 8 Dec 2026" in (
+            text(switched))
+        assert "Previous key, no longer signing: keep until 8 Dec 2026" in text(switched)
+        assert 'id="dkim-rotate"' not in switched.content.decode()
+
+        clock.shift(timedelta(days=7))
+        assert dkim_rotation_sweep() == 1
+        retired = page(alice_client, domain)
+        assert re.search(r'id="record-dkim_removable".*?Status: </span>May be removed', retired.content.decode(),
+                         re.S)
+        assert "Retired signature key (DKIM)" in text(retired)
+        assert 'id="dkim-rotate"' in retired.content.decode()
