@@ -17,6 +17,7 @@ class MailcoreConfig(AppConfig):
             woken_by=DELIVER_WEBHOOKS, parts=PARTITIONED),
         Job("return-failed-sends", "mailcore.sending.failures:failed_sends_return", 30),
         Job("recheck-pending-domains", "mailcore.domains.services:domains_recheck_due", 30),
+        Job("dkim-rotation", "mailcore.domains.rotation:dkim_rotation_sweep", 60),
         Job("partner-terms", "mailcore.partners.lifecycle:partner_terms_sweep", 60),
         Job("purge-old-vacation-answers", "mailcore.rules.filters:vacation_answers_purge", 3600),
         Job("purge-expired-session-tokens", "mailcore.apikeys.sessions:session_tokens_purge_expired", 3600),

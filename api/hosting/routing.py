@@ -5,7 +5,6 @@ from rest_framework.response import Response
 
 from api.hosting.access import HostingApi
 from api.hosting.serializers import DomainOutput
-from api.hosting.views import DOMAINS
 from api.inputs import StrictInput
 from mailcore.mailboxes.routing import domain_catch_all_clear, domain_catch_all_set
 from mailcore.partners.selectors import partner_domain_get

@@ -1,13 +1,15 @@
 from django.urls import path
 
-from api.hosting import (billing, campaigns, contacts, domain_trust, management, mta_sts, payg, protection,
-                         quarantine, routing, views)
+from api.hosting import (billing, campaigns, contacts, dkim, domain_trust, management, mta_sts, payg,
+                         protection, quarantine, routing, views)
 
 urlpatterns = [
     path("domains", views.HostingDomainListApi.as_view()),
     path("domains/<int:domain_id>", views.HostingDomainDetailApi.as_view()),
     path("domains/<int:domain_id>/verify", views.HostingDomainVerifyApi.as_view()),
     path("domains/<int:domain_id>/catch-all", routing.HostingDomainCatchAllApi.as_view()),
+    path("domains/<int:domain_id>/dkim", dkim.HostingDomainDkimApi.as_view()),
+    path("domains/<int:domain_id>/dkim-rotation", dkim.HostingDomainDkimRotationApi.as_view()),
     path("domains/<int:domain_id>/protection", protection.HostingDomainProtectionApi.as_view()),
     path("domains/<int:domain_id>/mta-sts", mta_sts.HostingDomainMtaStsApi.as_view()),
     path("domains/<int:domain_id>/sender-rules", protection.HostingDomainSenderRuleListApi.as_view()),

@@ -1,10 +1,12 @@
-"""DKIM keys (RSA 2048) per domain name, their DNS record, and signing (RFC 6376, relaxed/relaxed,
-rsa-sha256). The signer is our own: dkimpy's spent more than the RSA step again in Python parsing
-(0.52 ms a 2 KB message against 0.27 ms); this one canonicalizes with a few C-speed passes that run
-only when a cheap search finds work for them, so OpenSSL's RSA step is most of the cost. For the
-same time its output is byte-identical to dkimpy's `dkim.sign` (mailcore/tests/domains/test_dkim_signer.py),
-except that a tag longer than a line (a long d=) stays whole, where dkimpy's fold breaks it and
-the signature with it."""
+"""DKIM keys per domain name (RSA 2048, and Ed25519 beside it when its owner asks), their DNS
+records, and signing (RFC 6376 relaxed/relaxed, rsa-sha256; ed25519-sha256 of RFC 8463). Which key
+signs when is mailcore.domains.rotation's; here a name's active keys sign. The signer is our own:
+dkimpy's spent more than the RSA step again in Python parsing (0.52 ms a 2 KB message against
+0.27 ms); this one canonicalizes with a few C-speed passes that run only when a cheap search finds
+work for them, so OpenSSL's RSA step is most of the cost. For the same time its output is
+byte-identical to dkimpy's `dkim.sign` (mailcore/tests/domains/test_dkim_signer.py), except that a
+tag longer than a line (a long d=) stays whole, where dkimpy's fold breaks it and the signature
+with it."""
 import base64
 import hashlib
 import re
@@ -12,11 +14,12 @@ import time
 from functools import lru_cache
 
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa, utils
+from cryptography.hazmat.primitives.asymmetric import ed25519, padding, rsa, utils
+from django.utils import timezone
 
 from mailcore.domains.models import DkimKey
 
-SELECTOR = "dkim"
+SELECTOR = "dkim"  # the first RSA key's (and every key made before rotation existed)
 SIGNED_HEADERS = [b"from", b"to", b"cc", b"reply-to", b"subject", b"date", b"message-id", b"mime-version",
                   b"content-type",
                   # bulk mail: RFC 8058 requires the one-click pair to be signed; Gmail asks for Feedback-ID
@@ -36,52 +39,90 @@ class DkimFormatError(ValueError):
 
 
 def dkim_key_for(domain_name: str) -> DkimKey:
-    """The name's key, generated on first use and reused after."""
+    """The name's RSA key that signs now, generated on first use and reused after."""
     return dkim_keys_for([domain_name])[domain_name.lower()]
 
 
 def dkim_keys_for(domain_names) -> dict[str, DkimKey]:
-    """The keys of many names in one query (by lower-case name), generating those still missing."""
+    """The RSA keys signing now for many names in one query (by lower-case name), generating those
+    still missing."""
+    return {name: keys[0] for name, keys in dkim_signing_keys_for(domain_names).items()}
+
+
+def dkim_signing_keys_for(domain_names) -> dict[str, list[DkimKey]]:
+    """Every key that signs now for many names (by lower-case name) in one query: the RSA key first,
+    then the Ed25519 one where DNS has it. A name's first RSA key is generated here."""
     names = {name.lower() for name in domain_names}
-    keys = {key.domain_name: key for key in DkimKey.objects.filter(domain_name__in=names)}
+    keys: dict[str, list[DkimKey]] = {}
+    for key in DkimKey.objects.filter(domain_name__in=names, state=DkimKey.State.ACTIVE).order_by("-algorithm"):
+        keys.setdefault(key.domain_name, []).append(key)  # descending: "rsa" before "ed25519"
     for name in names - keys.keys():
-        private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        pem = private.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ).decode()
-        keys[name], _ = DkimKey.objects.get_or_create(
-            domain_name=name, defaults={"selector": SELECTOR, "private_key_pem": pem}
-        )
+        key, _ = DkimKey.objects.get_or_create(
+            domain_name=name, algorithm=DkimKey.Algorithm.RSA, state=DkimKey.State.ACTIVE,
+            defaults={"selector": SELECTOR, "private_key_pem": dkim_private_key_new(DkimKey.Algorithm.RSA),
+                      "activated_at": timezone.now()})
+        keys[name] = [key]
     return keys
 
 
+def dkim_private_key_new(algorithm: str) -> str:
+    """A new private key of the algorithm, as unencrypted PKCS#8 PEM."""
+    if algorithm == DkimKey.Algorithm.ED25519:
+        private = ed25519.Ed25519PrivateKey.generate()
+    else:
+        private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return private.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+
+
 def dkim_public_record(key: DkimKey) -> str:
-    """The TXT value for `<selector>._domainkey.<domain>`."""
-    der = _private_key(key.private_key_pem).public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    """The TXT value for `<selector>._domainkey.<domain>`: an RSA key as SubjectPublicKeyInfo, an
+    Ed25519 key as its 32 raw bytes (RFC 8463 4.2)."""
+    public = _private_key(key.private_key_pem).public_key()
+    if key.algorithm == DkimKey.Algorithm.ED25519:
+        raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return f"v=DKIM1; k=ed25519; p={base64.b64encode(raw).decode()}"
+    der = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return f"v=DKIM1; k=rsa; p={base64.b64encode(der).decode()}"
 
 
 @lru_cache(maxsize=256)
-def _private_key(pem: str) -> rsa.RSAPrivateKey:
+def _private_key(pem: str) -> rsa.RSAPrivateKey | ed25519.Ed25519PrivateKey:
     """Parsed once per process and key: loading a PEM costs ~40 ms (OpenSSL checks the key)."""
     return serialization.load_pem_private_key(pem.encode(), password=None)
 
 
-def dkim_sign(raw: bytes, *, domain_name: str, key: DkimKey | None = None) -> bytes:
-    """The message with a DKIM-Signature header prepended (relaxed/relaxed, rsa-sha256). Pass the
-    key when the caller has it already (dispatch loads a batch's keys in one query). CRLF or LF
-    line ends; raises DkimFormatError for a header line that is no header field or no From."""
-    key = key or dkim_key_for(domain_name)
+def dkim_sign(raw: bytes, *, domain_name: str, key: DkimKey | None = None,
+              keys: list[DkimKey] | None = None) -> bytes:
+    """The message with a DKIM-Signature header prepended for each key (relaxed/relaxed): the name's
+    keys that sign now (RSA, and Ed25519 beside it once DNS has it), or only `key`, or `keys` when
+    the caller has them already (dispatch loads a batch's keys in one query). CRLF or LF line ends;
+    raises DkimFormatError for a header line that is no header field or no From."""
+    if keys is None:
+        keys = [key] if key is not None else dkim_signing_keys_for([domain_name])[domain_name.lower()]
     head, body = _split_message(raw)
     fields = _signed_fields(head)
-    lines = _folded(_tags(fields, body, domain=domain_name.lower().encode(), selector=key.selector.encode()))
+    body_hash = base64.b64encode(hashlib.sha256(_relaxed_body(body)).digest())
+    domain = domain_name.lower().encode()
+    headers = [_signature_field(fields, body_hash, domain=domain, key=each) for each in keys]
+    return b"".join(headers) + raw  # the first key's signature on top
+
+
+def _signature_field(fields: dict[bytes, bytes], body_hash: bytes, *, domain: bytes, key: DkimKey) -> bytes:
+    """One DKIM-Signature field with its CRLF."""
+    ed = key.algorithm == DkimKey.Algorithm.ED25519
+    lines = _folded(_tags(fields, body_hash, domain=domain, selector=key.selector.encode(),
+                          algorithm=b"ed25519-sha256" if ed else b"rsa-sha256"))
     hashed = hashlib.sha256(b"".join(fields.values()))
     # the signature's own field is hashed last, relaxed, with an empty b= and no CRLF (RFC 6376 3.7)
     hashed.update(b"dkim-signature:" + _WIDE_WSP.sub(b" ", b" ".join(lines) + b" b=").strip())
-    signature = _private_key(key.private_key_pem).sign(hashed.digest(), _PKCS1, _PREHASHED)
-    return b"DKIM-Signature: " + b"\r\n ".join(lines + _b_tag_lines(base64.b64encode(signature))) + b"\r\n" + raw
+    private = _private_key(key.private_key_pem)
+    if ed:  # PureEdDSA over the SHA-256 of the header hash input (RFC 8463 3)
+        signature = private.sign(hashed.digest())
+    else:
+        signature = private.sign(hashed.digest(), _PKCS1, _PREHASHED)
+    return b"DKIM-Signature: " + b"\r\n ".join(lines + _b_tag_lines(base64.b64encode(signature))) + b"\r\n"
 
 
 def dkim_signable(raw: bytes) -> None:
@@ -90,10 +131,10 @@ def dkim_signable(raw: bytes) -> None:
     _signed_fields(_split_message(raw)[0])
 
 
-def _tags(fields: dict[bytes, bytes], body: bytes, *, domain: bytes, selector: bytes) -> bytes:
+def _tags(fields: dict[bytes, bytes], body_hash: bytes, *, domain: bytes, selector: bytes,
+          algorithm: bytes) -> bytes:
     """The signature's tags up to an empty b=, in dkimpy's order (so its output and ours compare)."""
-    body_hash = base64.b64encode(hashlib.sha256(_relaxed_body(body)).digest())
-    return b"; ".join([b"v=1", b"a=rsa-sha256", b"c=relaxed/relaxed", b"d=" + domain, b"i=@" + domain,
+    return b"; ".join([b"v=1", b"a=" + algorithm, b"c=relaxed/relaxed", b"d=" + domain, b"i=@" + domain,
                        b"q=dns/txt", b"s=" + selector, b"t=%d" % int(time.time()), b"h=" + b" : ".join(fields),
                        b"bh=" + body_hash]) + b";"
 

@@ -2,7 +2,9 @@
 
 Verification needs only the MX record and the ownership token; SPF, DMARC, DKIM and the transport
 security records (MTA-STS and its policy host, TLS-RPT) are checked and reported too, so a verified
-domain can still show what to fix.
+domain can still show what to fix. While a DKIM key rotation runs (mailcore.domains.rotation) the
+domain carries one more DKIM record: the new key, then the old one to keep for a week, then the old
+one that may be removed.
 """
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -11,7 +13,7 @@ from django.conf import settings
 
 from mailcore.dnslookup import lookup
 from mailcore.domains.dkim import dkim_key_for, dkim_public_record
-from mailcore.domains.models import TRACKING_LABEL, Domain
+from mailcore.domains.models import TRACKING_LABEL, DkimKey, Domain
 from mailcore.domains.mta_sts import MTA_STS_LABEL, mta_sts_record_value
 from mailcore.domains.report_addresses import dmarc_report_address, tls_report_address
 
@@ -84,7 +86,7 @@ def spf_include() -> str:
 
 @dataclass
 class DnsRecord:
-    key: str  # mx, ownership, spf, dmarc, dkim, mta_sts, mta_sts_host, tlsrpt
+    key: str  # mx, ownership, spf, dmarc, dkim (and the rotation's: see dkim_records), mta_sts, mta_sts_host, tlsrpt, tracking
     type: str
     host: str
     value: str
@@ -119,7 +121,6 @@ CHECKED_RECORD_COUNT = 8
 
 
 def expected_records(domain: Domain) -> list[DnsRecord]:
-    dkim = dkim_key_for(domain.name)
     return [
         DnsRecord("mx", "MX", "@", f"10 {settings.MAIL_HOST}", "Routes incoming mail to our mail servers"),
         DnsRecord("ownership", "TXT", "@", f"{settings.DOMAIN_VERIFY_PREFIX}={domain.verification_token}",
@@ -128,8 +129,7 @@ def expected_records(domain: Domain) -> list[DnsRecord]:
                   "Authorizes us to send mail for the domain"),
         DnsRecord("dmarc", "TXT", "_dmarc", f"v=DMARC1; p=none; rua=mailto:{dmarc_report_address(domain.name)}",
                   "Protects the domain against spoofing"),
-        DnsRecord("dkim", "TXT", f"{dkim.selector}._domainkey", dkim_public_record(dkim),
-                  "Signs outgoing mail so receivers can trust it"),
+        *dkim_records(domain),
         *transport_security_records(domain),
         DnsRecord("tracking", "CNAME", TRACKING_LABEL, settings.TRACKING_HOST,
                   "Optional: the domain's own host for open and click tracking in its mail", optional=True),
@@ -146,6 +146,69 @@ def transport_security_records(domain: Domain) -> list[DnsRecord]:
         DnsRecord("tlsrpt", "TXT", "_smtp._tls", f"v=TLSRPTv1; rua=mailto:{tls_report_address(domain.name)}",
                   "Sends receivers' reports of TLS failures to us (TLS-RPT)"),
     ]
+
+
+# A DKIM record's key: "dkim" (RSA) or "dkim_ed25519", then "_next" for a key waiting to be seen in
+# DNS, "_previous" for one no longer signing (kept for a week), "_removable" once it is retired.
+TRANSITIONAL_SUFFIXES = ("_next", "_previous", "_removable")
+
+
+def dkim_records(domain: Domain) -> list[DnsRecord]:
+    """The domain's DKIM records to publish now: each algorithm's signing key, a rotation's new key,
+    and an old key to keep (until its date) or that may be removed."""
+    dkim_key_for(domain.name)  # the first RSA key, generated on first use of the name
+    keys = DkimKey.objects.filter(domain_name=domain.name.lower()).exclude(state=DkimKey.State.RETIRED,
+                                                                            shown_until__isnull=True)
+    order = {DkimKey.State.ACTIVE: 0, DkimKey.State.PENDING: 1, DkimKey.State.RETIRING: 2, DkimKey.State.RETIRED: 3}
+    keys = sorted(keys, key=lambda key: (key.algorithm != DkimKey.Algorithm.RSA, order[key.state], -key.pk))
+    in_use = {key.selector for key in keys if key.state != DkimKey.State.RETIRED}
+    records, seen = [], set()
+    for key in keys:
+        if key.state == DkimKey.State.RETIRED and key.selector in in_use:
+            continue  # its selector holds a newer key now: that record replaced this one
+        record = dkim_key_record(key)
+        if record.key not in seen:  # at most one record per role: the newest
+            seen.add(record.key)
+            records.append(record)
+    return records
+
+
+def dkim_key_record(key: DkimKey) -> DnsRecord:
+    """The record that publishes one key, named and described by its state."""
+    ed = key.algorithm == DkimKey.Algorithm.ED25519
+    if key.state == DkimKey.State.ACTIVE:
+        suffix, description = "", ("Signs outgoing mail with Ed25519 beside the RSA key (RFC 8463)" if ed
+                                   else "Signs outgoing mail so receivers can trust it")
+    elif key.state == DkimKey.State.PENDING:
+        suffix, description = "_next", (
+            "Publish it: mail is signed with it beside RSA once we see it in DNS" if ed
+            else "New key: publish it beside the current one; signing switches to it once we see it in DNS")
+    elif key.state == DkimKey.State.RETIRING:
+        suffix, description = "_previous", (f"Previous key, no longer signing: keep until {_day(key.retire_after)} "
+                                            f"so mail signed with it still verifies")
+    else:
+        suffix, description = "_removable", (f"Retired {_day(key.retired_at)}, nothing is signed with it any "
+                                             f"more: this record may be removed")
+    prefix = "dkim_ed25519" if ed else "dkim"
+    return DnsRecord(prefix + suffix, "TXT", f"{key.selector}._domainkey", dkim_public_record(key), description)
+
+
+def _day(moment) -> str:
+    """1 Dec 2026, as the portal writes dates."""
+    return f"{moment.day} {moment:%b %Y}"
+
+
+def is_dkim(record: DnsRecord) -> bool:
+    return record.key.startswith("dkim")
+
+
+def is_transitional(record: DnsRecord) -> bool:
+    """A record a rotation asks for: the partner has something to do (or undo) while it is listed."""
+    return is_dkim(record) and record.key.endswith(TRANSITIONAL_SUFFIXES)
+
+
+def is_removable(record: DnsRecord) -> bool:
+    return is_dkim(record) and record.key.endswith("_removable")
 
 
 def _fqdn(domain: Domain, host: str) -> str:
@@ -217,7 +280,7 @@ def _dkim_key(value: str) -> str:
     return tags.get("p", "").replace(" ", "")
 
 
-def _check_dkim(record: DnsRecord, domain: Domain) -> None:
+def check_dkim(record: DnsRecord, domain: Domain) -> None:
     found = [value for value in _txt(domain, record.host) if "p=" in value]
     record.found_value = " | ".join(found) or None
     if not found:
@@ -297,7 +360,11 @@ def check_records(domain: Domain) -> list[DnsRecord]:
     _check_ownership(by_key["ownership"], domain, apex)
     _check_spf(by_key["spf"], apex)
     _check_dmarc(by_key["dmarc"], domain)
-    _check_dkim(by_key["dkim"], domain)
+    for record in records:
+        if is_removable(record):
+            record.ok = True  # nothing to check: gone or not, all is well
+        elif is_dkim(record):
+            check_dkim(record, domain)
     _check_tracking(by_key["tracking"], domain)
     _check_mta_sts(by_key["mta_sts"], domain)
     _check_mta_sts_host(by_key["mta_sts_host"], domain)

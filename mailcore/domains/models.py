@@ -41,6 +41,9 @@ class Domain(models.Model):
         "tracked links use it only while set.")
     mta_sts_mode = models.CharField(max_length=8, choices=MtaStsMode.choices, default=MtaStsMode.TESTING,
                                     help_text="The mode of the MTA-STS policy served at mta-sts.<name>.")
+    dkim_rotate_every_months = models.PositiveSmallIntegerField(
+        default=0, help_text="Start a DKIM key rotation this many months after the last switch; 0: never.")
+    dkim_ed25519 = models.BooleanField(default=False, help_text="Sign with an Ed25519 key beside RSA (RFC 8463).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -60,10 +63,42 @@ class Domain(models.Model):
 
 
 class DkimKey(models.Model):
-    """A domain name's DKIM key, generated the first time the name is added and kept after, so a
-    domain that is deleted and added again keeps the record its owner already published."""
+    """A DKIM key of a domain name, kept by name (not by Domain) so a domain that is deleted and added
+    again keeps the records its owner already published. A name has one active key per algorithm (the
+    one that signs) and, while a rotation runs, a pending one under the other selector (published in
+    the wizard, signing only once DNS has it) or a retiring one (still published, no longer signing)."""
 
-    domain_name = models.CharField(max_length=253, unique=True)
+    class Algorithm(models.TextChoices):
+        RSA = "rsa", "RSA 2048"
+        ED25519 = "ed25519", "Ed25519"
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting to be seen in DNS"
+        ACTIVE = "active", "Signing"
+        RETIRING = "retiring", "Still published, no longer signing"
+        RETIRED = "retired", "Retired"
+
+    domain_name = models.CharField(max_length=253)
     selector = models.CharField(max_length=63, default="dkim")
-    private_key_pem = models.TextField()
+    algorithm = models.CharField(max_length=8, choices=Algorithm.choices, default=Algorithm.RSA)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.ACTIVE)
+    private_key_pem = models.TextField(help_text="Erased once the retired key is no longer listed.")
     created_at = models.DateTimeField(auto_now_add=True)
+    next_check_at = models.DateTimeField(null=True, blank=True, help_text="A pending key's next DNS look-up.")
+    activated_at = models.DateTimeField(null=True, blank=True, help_text="Signing since (a schedule counts from it).")
+    retire_after = models.DateTimeField(null=True, blank=True, help_text="A retiring key stays published until then.")
+    retired_at = models.DateTimeField(null=True, blank=True)
+    shown_until = models.DateTimeField(null=True, blank=True,
+                                       help_text="A retired key is listed as removable until then.")
+
+    class Meta:
+        constraints = [
+            # one signing key and one rotation at a time per name and algorithm; a selector holds one key
+            models.UniqueConstraint(fields=["domain_name", "algorithm"], condition=models.Q(state="active"),
+                                    name="dkimkey_one_active"),
+            models.UniqueConstraint(fields=["domain_name", "algorithm"], condition=models.Q(state="pending"),
+                                    name="dkimkey_one_pending"),
+            models.UniqueConstraint(fields=["domain_name", "selector"], condition=~models.Q(state="retired"),
+                                    name="dkimkey_selector_in_use"),
+        ]
+        indexes = [models.Index(fields=["domain_name", "state"], name="dkimkey_name_state")]

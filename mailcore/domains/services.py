@@ -10,6 +10,7 @@ from mailcore.accounts.models import Account
 from mailcore.domains.dnscheck import DnsProblem, DnsRecord, check_records, expected_records, public_record
 from mailcore.domains.models import Domain
 from mailcore.domains.names import InvalidHostname, hostname_to_ascii
+from mailcore.domains.rotation import dkim_keys_seen, dkim_records_stored
 from mailcore.events.services import emit
 from mailcore.timefmt import iso
 
@@ -99,6 +100,7 @@ def domain_verify(*, domain: Domain, records: list[DnsRecord] | None = None) -> 
     spec's events. The row is locked while the result is written: a claim removed meanwhile is
     DomainClaimGone, never written back."""
     records = records if records is not None else check_records(domain)
+    records = dkim_keys_seen(domain=domain, records=records)  # a rotation's new key found: it signs now
     by_key = {record.key: record for record in records}
     passed = _passed(records)
     now = timezone.now()
@@ -113,7 +115,7 @@ def domain_verify(*, domain: Domain, records: list[DnsRecord] | None = None) -> 
             domain.status = Domain.Status.VERIFIED
             domain.verified_at = domain.verified_at or now
             domain.check_attempts, domain.next_check_at, domain.failure_reported_at = 0, None, None
-            domain.dns_check = [] if all(r.ok for r in records if not r.optional) else [r.stored() for r in records]
+            domain.dns_check = dkim_records_stored(records)
         else:
             if not domain.is_verified:  # a verified domain stays verified; its records show what broke
                 domain.status = Domain.Status.FAILED

@@ -18,6 +18,7 @@ EVENTS = {
     "domain.verified": "a custom domain passes DNS verification",
     "domain.verification_failed": "DNS verification fails after 3 attempts",
     "domain.dmarc_alert": "DMARC reports show an unknown source sending as the domain, or one of our servers failing",
+    "domain.dkim_rotated": "a domain's mail is signed with its new DKIM key, once DNS has it",
     "partner_mailbox.created": "partner provisions a client mailbox",
     "partner_mailbox.deleted": "partner deletes a client mailbox",
     "partner_mailbox.renewed": "a mailbox's prepaid term is renewed",

@@ -27,7 +27,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from mailcore.domains.dkim import dkim_keys_for, dkim_sign
+from mailcore.domains.dkim import dkim_sign, dkim_signing_keys_for
 from mailcore.events.services import Raised, emit_many
 from mailcore.inbound.delivery import deliver_if_hosted
 from mailcore.inbox.connected import connected_smtp_server
@@ -107,7 +107,7 @@ def _dispatch(claimed: list[int]) -> int:
         return 0
     messages = list(OutboundMessage.objects.filter(pk__in=claimed, status=OutboundMessage.Status.SENDING)
                     .select_related("mailbox", "account").order_by("due_at", "id"))
-    keys = dkim_keys_for({_signing_domain(m) for m in messages
+    keys = dkim_signing_keys_for({_signing_domain(m) for m in messages
                           if m.mailbox.is_managed or m.payload.get("via") == "platform"})
     attempts, renew_at = [], timezone.now() + CLAIM_TIMEOUT / 2
     providers: dict[int, Relay] = {}
@@ -299,7 +299,7 @@ def _attempt(message: OutboundMessage, relay: Relay, keys: dict) -> Attempt | No
         return None
     if relay.server is None:  # our relay: our DKIM signature (a provider signs its own)
         signing = _signing_domain(message)
-        raw = dkim_sign(raw, domain_name=signing, key=keys.get(signing.lower()))
+        raw = dkim_sign(raw, domain_name=signing, keys=keys.get(signing.lower()))
         built = Composed(raw, built.summary)
     attempt = Attempt(message, built)
     pending = message.payload["pending"]

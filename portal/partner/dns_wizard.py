@@ -2,7 +2,7 @@
 problem code (never by its English reason), and the one count of records found right."""
 from dataclasses import dataclass
 
-from mailcore.domains.dnscheck import CHECKED_RECORD_COUNT, DnsProblem, DnsRecord, spf_include
+from mailcore.domains.dnscheck import CHECKED_RECORD_COUNT, DnsProblem, DnsRecord, is_removable, spf_include
 from mailcore.domains.models import Domain
 from mailcore.domains.services import domain_records
 from webmail.client_settings import recommended_records
@@ -11,6 +11,12 @@ TITLES = {"mx": "Mail routing", "ownership": "Ownership", "spf": "Sender policy 
           "dmarc": "Spoofing protection (DMARC)", "dkim": "Signature key (DKIM)", "tracking": "Tracking host",
           "mta_sts": "Encrypted delivery (MTA-STS)", "mta_sts_host": "MTA-STS policy host",
           "tlsrpt": "TLS reports (TLS-RPT)"}
+# A DKIM key rotation's records (mailcore.domains.dnscheck.dkim_records).
+TITLES |= {"dkim_next": "New signature key (DKIM rotation)", "dkim_previous": "Previous signature key (DKIM)",
+           "dkim_removable": "Retired signature key (DKIM)", "dkim_ed25519": "Ed25519 signature key (DKIM)",
+           "dkim_ed25519_next": "New Ed25519 signature key (DKIM)",
+           "dkim_ed25519_previous": "Previous Ed25519 signature key (DKIM)",
+           "dkim_ed25519_removable": "Retired Ed25519 signature key (DKIM)"}
 # The records that help mail apps set themselves up (recommended, never checked).
 TITLES |= {"autoconfig": "Thunderbird set-up", "autodiscover": "Outlook set-up", "srv_imaps": "Incoming mail server",
            "srv_submission": "Outgoing mail server", "srv_carddavs": "Contacts server", "txt_carddavs": "Contacts path",
@@ -38,6 +44,8 @@ class RecordRow(DnsRecord):
 
     @property
     def state(self) -> str:
+        if is_removable(self):
+            return "removable"  # a retired DKIM key: nothing to publish, nothing to check
         return "unchecked" if self.ok is None else ("ok" if self.ok else "wrong")
 
     @property
@@ -133,5 +141,6 @@ def domain_dns_summary(domain: Domain) -> DnsSummary:
     without a stored check counts every record right, as its page (domain_records) shows it: a list
     must never say "Not checked yet" beside "Verified"."""
     if not domain.dns_check and domain.is_verified:  # verified with every record right
-        return DnsSummary(CHECKED_RECORD_COUNT, CHECKED_RECORD_COUNT, True)
+        count = CHECKED_RECORD_COUNT + domain.dkim_ed25519  # an Ed25519 key signing is one more record
+        return DnsSummary(count, count, True)
     return dns_summary(domain.dns_check or [])

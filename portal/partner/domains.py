@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from mailcore.domains.models import Domain
+from mailcore.domains.rotation import dkim_status
 from mailcore.domains.selectors import account_domains
 from mailcore.domains.services import DomainClaimGone, InvalidDomainName, domain_claim_lapsed, domain_verify
 from mailcore.errors import InvalidFields
@@ -33,7 +34,7 @@ from portal.htmx import regions
 from portal.access import found_or_404
 from portal.partner.access import BECOME_PARTNER_TEMPLATE, operational_partner, partner_section
 from portal.partner.dns_wizard import dns_summary, domain_dns_summary, recommended_rows, record_rows
-from portal.partner.forms import CatchAllForm, DomainAddForm, name_error
+from portal.partner.forms import CatchAllForm, DkimSettingsForm, DomainAddForm, name_error
 
 DOMAINS_TEMPLATE = "portal/domains.html"
 DOMAIN_TEMPLATE = "portal/domains_detail.html"
@@ -69,13 +70,17 @@ def partner_apply(request):
 # domains and their DNS records
 
 
-def _domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
+def domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
     rows = record_rows(domain)
     mailboxes = list(partner_mailboxes(partner=partner).filter(mailbox__domain=domain))
     choices = [held.mailbox.address for held in mailboxes if held.mailbox.is_active]
+    dkim = dkim_status(domain=domain)
     return {
         "catch_all_form": extra.pop("catch_all_form", None) or CatchAllForm(
             mailboxes=choices, initial={"address": domain.catch_all.address if domain.catch_all_id else None}),
+        "dkim": dkim,
+        "dkim_form": DkimSettingsForm(initial={"rotate_every_months": domain.dkim_rotate_every_months,
+                                               "ed25519": domain.dkim_ed25519}),
         "domain": domain,
         "records": rows,
         "summary": dns_summary(rows),
@@ -132,7 +137,7 @@ def domains(request, partner):
 def domain_detail(request, partner, domain_id: int):
     """The DNS wizard: each record to create, and where the last check stands."""
     domain = domain_of(partner, domain_id)
-    return render(request, DOMAIN_TEMPLATE, _domain_context(partner, domain))
+    return render(request, DOMAIN_TEMPLATE, domain_context(partner, domain))
 
 
 @require_POST
@@ -147,7 +152,7 @@ def domain_check(request, partner, domain_id: int):
         messages.error(request, str(gone))
         url = reverse("portal:domains")
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    context = _domain_context(partner, domain, checked_at=timezone.now(), just_verified=(
+    context = domain_context(partner, domain, checked_at=timezone.now(), just_verified=(
         domain.is_verified and not was_verified))
     if request.htmx:
         return regions(request, DOMAIN_TEMPLATE, ["dns-records", "dns-check-status", "domain-status", "domain-setup",
@@ -167,7 +172,7 @@ def domain_check(request, partner, domain_id: int):
 def domain_catch_all(request, partner, domain_id: int):
     """Set the catch-all mailbox (`address`), or turn it off (`clear`); the same services as the API."""
     domain = domain_of(partner, domain_id)
-    context = _domain_context(partner, domain)
+    context = domain_context(partner, domain)
     if "clear" in request.POST:
         domain_catch_all_clear(domain=domain)
         messages.success(request, f"Catch-all off: mail to unknown addresses on {domain.name} is refused again.")
@@ -179,7 +184,7 @@ def domain_catch_all(request, partner, domain_id: int):
             except InvalidFields as exc:
                 form.add_error(None, exc.detail)
         if form.errors:
-            context = _domain_context(partner, domain, catch_all_form=form)
+            context = domain_context(partner, domain, catch_all_form=form)
             if request.htmx:
                 return regions(request, DOMAIN_TEMPLATE, ["domain-catch-all"], context)
             return render(request, DOMAIN_TEMPLATE, context, status=422)
@@ -194,7 +199,7 @@ def domain_catch_all(request, partner, domain_id: int):
 def domain_remove(request, partner, domain_id: int):
     """GET asks for confirmation (without JavaScript); POST deletes, or explains why it cannot (409)."""
     domain = domain_of(partner, domain_id)
-    context = _domain_context(partner, domain)
+    context = domain_context(partner, domain)
     if request.method == "GET":
         return render(request, DOMAIN_CONFIRM_TEMPLATE, context)
     try:

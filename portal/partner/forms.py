@@ -491,3 +491,13 @@ class DomainMtaStsForm(PortalForm):
         ("enforce", "Enforce: senders deliver only over verified TLS to our servers, or not at all"),
         ("none", "None: senders forget the policy (before you stop using it)"),
     ])
+
+
+class DkimSettingsForm(PortalForm):
+    """A domain's DKIM key rotation schedule and Ed25519 beside RSA; the service checks the range too."""
+
+    rotate_every_months = forms.IntegerField(
+        label="Rotate the key every (months)", min_value=0, max_value=24,
+        help_text="0: only when you start a rotation. Otherwise a rotation starts this many months after the key "
+                  "started signing; you publish its new record, and signing switches once DNS has it.")
+    ed25519 = forms.BooleanField(label="Also sign with an Ed25519 key (RFC 8463), beside RSA", required=False)

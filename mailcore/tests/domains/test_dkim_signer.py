@@ -11,7 +11,7 @@ import dkim
 import pytest
 import time_machine
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 
 from mailcore.domains.dkim import DkimFormatError, dkim_key_for, dkim_public_record, dkim_sign
 from mailcore.domains.models import DkimKey
@@ -27,6 +27,17 @@ def key():
     pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption()).decode()
     return DkimKey(domain_name="example.test", selector="dkim", private_key_pem=pem)
+
+
+@pytest.fixture(scope="module")
+def ed_key():
+    """An Ed25519 key of our own (RFC 8463), unsaved, with its raw 32-byte seed for dkimpy."""
+    private = ed25519.Ed25519PrivateKey.generate()
+    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    seed = private.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                                 serialization.NoEncryption())
+    return DkimKey(domain_name="example.test", selector="dkimed", algorithm="ed25519", private_key_pem=pem), seed
 
 
 def verifies(message: bytes, key: DkimKey) -> bool:
@@ -182,3 +193,30 @@ def test_without_a_key_in_hand_it_signs_with_the_names_stored_key():
     stored = dkim_key_for("example.test")
     assert DkimKey.objects.count() == 1
     assert verifies(signed, stored)
+
+
+@pytest.mark.parametrize("raw, names", MESSAGES.values(), ids=MESSAGES.keys())
+def test_an_ed25519_signature_is_byte_identical_to_dkimpys_own_and_verifies(ed_key, raw, names):
+    key, seed = ed_key
+    with time_machine.travel(NOON, tick=False):
+        ours = dkim_sign(raw, domain_name="example.test", key=key)
+        reference = dkim.sign(raw, b"dkimed", b"example.test", base64.b64encode(seed),
+                              canonicalize=(b"relaxed", b"relaxed"), include_headers=[n.encode() for n in names],
+                              signature_algorithm=b"ed25519-sha256")
+
+    assert ours == reference + raw
+    assert b"a=ed25519-sha256;" in signature_of(ours)
+    assert verifies(ours, key)
+    assert dkim_public_record(key).startswith("v=DKIM1; k=ed25519; p=")
+
+
+def test_with_both_keys_it_signs_rsa_on_top_and_ed25519_beside_it_and_each_verifies(key, ed_key):
+    raw = MESSAGES["plain ascii"][0]
+    records = {b"dkim._domainkey.example.test.": dkim_public_record(key).encode(),
+               b"dkimed._domainkey.example.test.": dkim_public_record(ed_key[0]).encode()}
+
+    signed = dkim_sign(raw, domain_name="example.test", keys=[key, ed_key[0]])
+
+    assert re.findall(rb"^DKIM-Signature: v=1; a=([\w-]+);", signed, re.M) == [b"rsa-sha256", b"ed25519-sha256"]
+    for idx in (0, 1):
+        assert dkim.DKIM(signed).verify(idx=idx, dnsfunc=lambda name, timeout=5: records.get(name))

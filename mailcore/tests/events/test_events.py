@@ -35,7 +35,8 @@ def test_an_unknown_event_name_is_refused(alice):
     assert Event.objects.count() == 0
 
 
-def test_the_catalog_holds_the_27_events_of_the_spec_payment_failed_the_quarantine_s_two_and_held_sends():
-    assert len(EVENTS) == 32
+def test_the_catalog_holds_the_27_events_of_the_spec_payment_failed_the_quarantine_s_two_held_sends_and_domain_trust():
+    assert len(EVENTS) == 33
     assert {"email.received", "partner_mailbox.payment_abandoned", "domain.verification_failed",
-            "payment.failed", "email.quarantined", "email.released"} <= set(EVENTS)
+            "payment.failed", "email.quarantined", "email.released", "domain.dkim_rotated",
+            "domain.dmarc_alert"} <= set(EVENTS)
