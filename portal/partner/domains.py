@@ -69,13 +69,18 @@ def partner_apply(request):
 # domains and their DNS records
 
 
+def _catch_all_choices(mailboxes: list) -> list[str]:
+    """The addresses a domain's catch-all may be: its active mailboxes (the service checks again)."""
+    return [held.mailbox.address for held in mailboxes if held.mailbox.is_active]
+
+
 def _domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
     rows = record_rows(domain)
     mailboxes = list(partner_mailboxes(partner=partner).filter(mailbox__domain=domain))
-    choices = [held.mailbox.address for held in mailboxes if held.mailbox.is_active]
     return {
         "catch_all_form": extra.pop("catch_all_form", None) or CatchAllForm(
-            mailboxes=choices, initial={"address": domain.catch_all.address if domain.catch_all_id else None}),
+            mailboxes=_catch_all_choices(mailboxes),
+            initial={"address": domain.catch_all.address if domain.catch_all_id else None}),
         "domain": domain,
         "records": rows,
         "summary": dns_summary(rows),
@@ -172,7 +177,7 @@ def domain_catch_all(request, partner, domain_id: int):
         domain_catch_all_clear(domain=domain)
         messages.success(request, f"Catch-all off: mail to unknown addresses on {domain.name} is refused again.")
     else:
-        form = CatchAllForm(request.POST, mailboxes=[c for c, _ in context["catch_all_form"].fields["address"].choices])
+        form = CatchAllForm(request.POST, mailboxes=_catch_all_choices(context["mailboxes"]))
         if form.is_valid():
             try:
                 domain_catch_all_set(domain=domain, address=form.cleaned_data["address"])
