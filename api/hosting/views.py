@@ -82,7 +82,7 @@ class HostingDomainListApi(HostingApi):
         if "alias_of" in data.validated_data:
             alias_of = partner_domains(partner=self.partner).filter(pk=data.validated_data["alias_of"]).first()
             if alias_of is None:
-                raise InvalidFields({"alias_of": ["No domain with this id."]})
+                raise InvalidFields({"alias_of": ["not a domain of this account"]})
         domain = domain_claims.domain_add_for_partner(partner=self.partner, name=data.validated_data["domain_name"],
                                                       client=client, alias_of=alias_of)
         return Response(DomainOutput(domain).data, status=201)

@@ -59,7 +59,7 @@ def test_an_alias_of_an_alias_is_refused_and_nothing_is_created(hosting):
 
 def test_another_partners_domain_or_client_is_refused_as_alias_target(hosting, stranger_domain, partner):
     response = add(hosting, "alias.test", alias_of=stranger_domain.pk)
-    assert (response.status_code, response.json()["errors"]) == (422, {"alias_of": ["No domain with this id."]})
+    assert (response.status_code, response.json()["errors"]) == (422, {"alias_of": ["not a domain of this account"]})
     primary = add(hosting, "primary.test").json()
     other_client = PartnerClient.objects.create(partner=partner, name="Someone else")
     response = add(hosting, "alias.test", alias_of=primary["id"], client_id=other_client.pk)

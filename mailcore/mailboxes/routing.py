@@ -43,7 +43,7 @@ def domain_catch_all_set(*, domain: Domain, address: str) -> Domain:
     mailbox = Mailbox.objects.filter(domain=domain, address__iexact=(address or "").strip(),
                                      kind=Mailbox.Kind.MANAGED).first()
     if mailbox is None:
-        raise InvalidFields({"address": [f"{address!r} is not a mailbox on {domain.name}"]})
+        raise InvalidFields({"address": [f"{address} is not a mailbox of this account on {domain.name}"]})
     if not mailbox.is_active:
         raise InvalidFields({"address": [f"{mailbox.address} is disabled"]})
     domain.catch_all = mailbox

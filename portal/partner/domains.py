@@ -70,15 +70,19 @@ def partner_apply(request):
 # domains and their DNS records
 
 
+def _catch_all_choices(mailboxes: list) -> list[str]:
+    """The addresses a domain's catch-all may be: its active mailboxes (the service checks again)."""
+    return [held.mailbox.address for held in mailboxes if held.mailbox.is_active]
+
+
 def domain_context(partner: HostingPartner, domain: Domain, **extra) -> dict:
     rows = record_rows(domain)
     mailboxes = list(partner_mailboxes(partner=partner).filter(mailbox__domain=domain))
-    choices = [held.mailbox.address for held in mailboxes if held.mailbox.is_active]
-    dkim = dkim_status(domain=domain)
     return {
         "catch_all_form": extra.pop("catch_all_form", None) or CatchAllForm(
-            mailboxes=choices, initial={"address": domain.catch_all.address if domain.catch_all_id else None}),
-        "dkim": dkim,
+            mailboxes=_catch_all_choices(mailboxes),
+            initial={"address": domain.catch_all.address if domain.catch_all_id else None}),
+        "dkim": dkim_status(domain=domain),
         "dkim_form": DkimSettingsForm(initial={"rotate_every_months": domain.dkim_rotate_every_months,
                                                "ed25519": domain.dkim_ed25519}),
         "domain": domain,
@@ -177,7 +181,7 @@ def domain_catch_all(request, partner, domain_id: int):
         domain_catch_all_clear(domain=domain)
         messages.success(request, f"Catch-all off: mail to unknown addresses on {domain.name} is refused again.")
     else:
-        form = CatchAllForm(request.POST, mailboxes=[c for c, _ in context["catch_all_form"].fields["address"].choices])
+        form = CatchAllForm(request.POST, mailboxes=_catch_all_choices(context["mailboxes"]))
         if form.is_valid():
             try:
                 domain_catch_all_set(domain=domain, address=form.cleaned_data["address"])

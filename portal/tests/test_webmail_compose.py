@@ -209,7 +209,7 @@ def test_rich_text_is_sanitized_on_the_server_and_no_script_leaves(signed_in, ow
     delivered = parse(relay.messages[0].content)
     assert [part.get_content_type() for part in delivered.iter_parts()] == ["text/plain", "text/html"]
     assert b"<script" not in relay.messages[0].content and b"onerror" not in relay.messages[0].content
-    assert delivered.get_body(("plain",)).get_content().startswith("Hi Bob, the plan\r\n")
+    assert delivered.get_body(("plain",)).get_content().startswith("Hi Bob, the plan (https://example.org/a)\r\n")  # the link keeps its URL
     assert "Ann — <b>Example</b>" in delivered.get_body(("html",)).get_content()  # the signature, added at dispatch
 
 
