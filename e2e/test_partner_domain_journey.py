@@ -63,7 +63,7 @@ def test_a_partner_sets_up_a_domain_and_a_client(plans, page, live_server, log_i
     page.wait_for_url(re.compile(r"/portal/domains/\d+/$"))
     expect(page.get_by_role("heading", level=1, name="acme.test")).to_be_visible()
     expect(page.locator("#dns-records .dns-record")).to_have_count(8)
-    expect(page.locator(".dns-record--optional")).to_have_count(8)  # mail-app set-up: recommended, never checked
+    expect(page.locator(".dns-record--optional")).to_have_count(9)  # mail-app set-up and the tracking host
     shot("partner-dns-wizard")
 
     # The client publishes the MX record only: Check DNS says what is still missing.

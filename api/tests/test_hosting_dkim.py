@@ -130,7 +130,8 @@ def test_a_rotation_runs_from_start_to_retire_and_nothing_signs_with_a_key_dns_l
     assert new["value"].startswith("v=DKIM1; k=rsa; p=") and new["ok"] is None
     assert new["description"].startswith("New key: publish it beside the current one")
     assert records["dkim._domainkey"]["ok"] is True
-    assert {record["host"] for record in records.values()} == {"@", "_dmarc", "dkim._domainkey", "dkim2._domainkey"}
+    assert {record["host"] for record in records.values()} == {
+        "@", "_dmarc", "dkim._domainkey", "dkim2._domainkey", "_mta-sts", "mta-sts", "_smtp._tls", "track"}
 
     # a second start is a conflict and changes nothing
     again = hosting.post(f"/v1/hosting/domains/{domain_id}/dkim-rotation")

@@ -298,6 +298,10 @@ def _check_tracking(record: DnsRecord, domain: Domain) -> None:
         record.fail(DnsProblem.NO_TRACKING_HOST)
     elif found[0] != _norm(settings.TRACKING_HOST):
         record.fail(DnsProblem.TRACKING_HOST_ELSEWHERE, found=found[0])
+    else:
+        record.ok = True
+
+
 def _check_mta_sts(record: DnsRecord, domain: Domain) -> None:
     found = [value for value in _txt(domain, record.host) if value.replace(" ", "").startswith("v=STSv1")]
     record.found_value = " | ".join(found) or None

@@ -479,7 +479,7 @@ def test_the_dns_wizard_lists_the_mail_app_records_as_recommended(partner_client
         assert f'id="recommended-{key}-host" type="text" value="{host}"' in page, key
         assert f'id="recommended-{key}-value" type="text" value="{value}"' in page, key
         assert f"({record_type} record)" in page
-    assert page.count('class="dns-record dns-record--optional"') == 8
+    assert page.count('class="dns-record dns-record--optional"') == 9  # and the tracking host's CNAME
     assert page.count('class="dns-record dns-record--unchecked"') == 8  # the checked records, unchanged
     assert f"Priority <span class=\"mono\">0</span>, weight <span class=\"mono\">1</span>, port " \
            f"<span class=\"mono\">993</span>, target <span class=\"mono\">{MAIL_HOST}</span>." in page
@@ -498,9 +498,9 @@ def test_a_domain_verifies_without_the_recommended_records(partner_client, dns_z
     assert domain.status == "verified"
     assert "2 of 8 records right" in page  # the recommended ones are neither checked nor counted
     assert [row["key"] for row in domain.dns_check] == ["mx", "ownership", "spf", "dmarc", "dkim", "mta_sts",
-                                                          "mta_sts_host", "tlsrpt"]
+                                                          "mta_sts_host", "tlsrpt", "tracking"]
     page = partner_client.get(f"/portal/domains/{domain.pk}/").content.decode()
-    assert page.count('class="dns-record dns-record--optional"') == 8
+    assert page.count('class="dns-record dns-record--optional"') == 9
 
 
 def test_the_recommended_records_point_dav_at_the_partners_verified_hostname(plans, alice, client):
