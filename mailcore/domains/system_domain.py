@@ -8,8 +8,15 @@ from mailcore.domains.models import Domain
 
 
 def _sending(records: list[DnsRecord]) -> list[DnsRecord]:
-    """Sending's records only: the platform's domain receives no mail here and claims nothing."""
-    return [record for record in records if record.key in ("spf", "dmarc") or record.key.startswith("dkim")]
+    """Sending's records only: the platform's domain receives no mail here and claims nothing, so
+    its DMARC record names no report address of ours (dmarc-reports@ exists on hosted domains only)."""
+    sending = [record for record in records if record.key in ("spf", "dmarc") or record.key.startswith("dkim")]
+    for record in sending:
+        if record.key == "dmarc":
+            record.value = "v=DMARC1; p=none"
+            record.description = ("Protects the platform's domain against spoofing; add rua=mailto:<an address "
+                                  "you read> for receivers' reports, and p=quarantine once they show only our servers")
+    return sending
 
 
 def _platform_domain() -> Domain:

@@ -25,6 +25,7 @@ def test_the_console_lists_the_platform_domains_records_as_missing_until_publish
     assert "Some records are missing or wrong" in page
     assert f"{key.selector}._domainkey.{DOMAIN}" in page and dkim_public_record(key) in page
     assert "v=spf1 mx include:relay.platform.test ~all" in page and f"_dmarc.{DOMAIN}" in page
+    assert "v=DMARC1; p=none" in page and "dmarc-reports@" not in page  # no report address we do not read
     assert page.count("Not found:") == 3 and "no SPF record" in page and "no DKIM record" in page
     assert '<a href="/admin/system-mail-domain/">' in console.get("/admin/", **HTML).content.decode()
 
