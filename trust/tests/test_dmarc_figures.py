@@ -93,6 +93,7 @@ def test_the_dashboard_shows_the_same_figures(alice, corpus_delivered, clock):
     chart = html[html.index('<svg class="chart"'):]
     assert chart[:chart.index("</svg>")].count("<rect ") == 62  # 31 days, two bars each
     assert 'title>03 Nov: 168 messages, 163 aligned, 5 failing</title>' in html
+    assert re.search(r"\d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, one column a day: passed DMARC, failed\.", text)
 
 
 def test_the_domain_page_links_to_the_dashboard(alice, acme):
