@@ -1,10 +1,8 @@
 """The submission intake (mailcore.sending.intake) on SUBMISSION_INTAKE_LISTEN until SIGTERM or SIGINT."""
-import signal
-import threading
-
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from mailcore.management.serving import serve_until_stopped
 from mailcore.sending.intake import submission_controller
 
 
@@ -16,16 +14,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, listen=None, **options):
         listen = listen or settings.SUBMISSION_INTAKE_LISTEN
-        stopping = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-        signal.signal(signal.SIGINT, lambda *_: stopping.set())
-        controller = submission_controller(listen)
-        controller.start()
-        self.stdout.write(f"submission_intake: SMTP on {listen} (store: {settings.MAIL_STORE})")
-        self.stdout.flush()
-        try:
-            while not stopping.wait(1):
-                pass
-        finally:
-            controller.stop()
-        self.stdout.write("submission_intake: stopped")
+        serve_until_stopped(self.stdout, submission_controller(listen), name="submission_intake",
+                            started=f"SMTP on {listen} (store: {settings.MAIL_STORE})")
